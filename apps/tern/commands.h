@@ -1,0 +1,10 @@
+// Each subcommand of the tern CLI registers itself on the app and runs through a callback.
+// Errors thrown by a command are caught in main() and printed as one line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tern::app {
+
+
+}  // namespace tern::app

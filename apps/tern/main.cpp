@@ -1,0 +1,33 @@
+// tern: one CLI, many subcommands. Every failure ends as one line on stderr and a non-zero exit.
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "apps/tern/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tern: inference engine and server for ternary, Hadamard-folded hybrid language models"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tern 0.1.0");
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tern"));
+  spdlog::set_pattern("%^%l%$: %v");
+
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const tern::Error& e) {
+    fmt::print(stderr, "tern: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "tern: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and a
+# short fuzzing run of the GGUF reader. This is what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+echo "== Release build and unit tests"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTERN_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== ASan+UBSan build and unit tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTERN_SANITIZE=ON -DTERN_WERROR=ON \
+  -DTERN_BENCH=OFF -DCMAKE_CXX_FLAGS="-O1" >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"

@@ -1,0 +1,39 @@
+// Tensor element types tern reads and writes, and their block geometry (model-spec §3.1).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tern::quant {
+
+// Values are the ggml type ids stored in GGUF tensor infos.
+enum class TensorType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ2_0 = 42,  // mainline Q2_0: group 64, {fp16 d; u8 qs[16]}
+  kBF16 = 30,
+  kPQ2_0 = 142,   // Prism Q2_0 at group 128: {fp16 d; u8 qs[32]}
+  kPTQ1_0 = 143,  // Prism ternary, group 128: {u8 qs[24]; u8 qh[2]; fp16 d}
+};
+
+struct TypeTraits {
+  TensorType type;
+  std::string_view name;  // "f32", "pq2_0", ...
+  int64_t block_elems;    // values per block
+  size_t block_bytes;     // bytes per block
+  bool ternary;           // values are (code-1)*d with code in {0,1,2} (PQ2_0 may also hold code 3)
+};
+
+// nullopt for an id tern does not know.
+std::optional<TensorType> type_from_id(uint32_t id);
+// By lower-case name ("pq2_0"); nullopt if unknown.
+std::optional<TensorType> type_from_name(std::string_view name);
+const TypeTraits& traits(TensorType type);
+inline bool is_ternary(TensorType type) { return traits(type).ternary; }
+
+// Bytes of one row of k values; nullopt if k is not a multiple of the block or the size overflows.
+std::optional<size_t> row_bytes(TensorType type, int64_t k);
+
+}  // namespace tern::quant
