@@ -143,8 +143,9 @@ void write_chunk(TensorType from, TensorType to, const TernaryChunk& chunk, int6
                  uint8_t* dst) {
   if (to != TensorType::kQ2_0 && chunk.d_bits[0] != chunk.d_bits[1]) {
     fail(ErrorKind::kFormat,
-         "{}: q2_0 blocks {} and {} have different scales ({:#06x}, {:#06x}); {} needs one", where, 2 * index,
-         2 * index + 1, chunk.d_bits[0], chunk.d_bits[1], traits(to).name);
+         "{}: q2_0 blocks {} and {} have different scales ({:#06x}, {:#06x}); {} holds one scale per 128 "
+         "values",
+         where, 2 * index, 2 * index + 1, chunk.d_bits[0], chunk.d_bits[1], traits(to).name);
   }
   switch (to) {
     case TensorType::kPQ2_0:
