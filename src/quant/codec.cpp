@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -294,7 +295,11 @@ void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* 
   if (where == nullptr) where = "transcode_row";
   if (from == to) {
     row_blocks(from, k, where);
-    std::memcpy(dst, src, *row_bytes(from, k));
+    const std::optional<size_t> bytes = row_bytes(from, k);
+    if (!bytes)
+      fail(ErrorKind::kInput, "{}: a row of {} {} values does not fit in memory", where, k,
+           traits(from).name);
+    std::memcpy(dst, src, *bytes);
     return;
   }
   if (!is_ternary(from) || !is_ternary(to)) {
