@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <system_error>
 #include <vector>
 
 #include "core/error.h"
@@ -92,13 +91,7 @@ ConvertSummary convert_model(const std::string& input, const std::string& output
   }
 
   ConvertSummary summary;
-  try {
-    write_converted(in, output, target, summary);
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(output, ignored);  // never leave a truncated file that looks like a model
-    throw;
-  }
+  write_converted(in, output, target, summary);  // the Writer deletes its file unless finish() ran
   summary.input_bytes = in.file_size();
   summary.output_bytes = std::filesystem::file_size(output);
   return summary;
