@@ -4,4 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
-namespace tern::app {}  // namespace tern::app
+namespace tern::app {
+
+void add_inspect_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+
+}  // namespace tern::app
