@@ -27,6 +27,33 @@ void check_messages(const nlohmann::ordered_json& messages) {
   }
 }
 
+// HF's apply_chat_template fills `reasoning_content` (and `thinking`) from whichever of
+// reasoning_content / thinking / reasoning is set first, so templates see the same field whatever the
+// client called it.
+nlohmann::ordered_json alias_reasoning_fields(const nlohmann::ordered_json& messages) {
+  nlohmann::ordered_json aliased = nlohmann::ordered_json::array();
+  for (const auto& message : messages) {
+    const nlohmann::ordered_json* reasoning = nullptr;
+    for (const char* key : {"reasoning_content", "thinking", "reasoning"}) {
+      const auto it = message.find(key);
+      if (it != message.end() && !it->is_null()) {
+        reasoning = &*it;
+        break;
+      }
+    }
+    if (!reasoning) {
+      aliased.push_back(message);
+      continue;
+    }
+    nlohmann::ordered_json copy = nlohmann::ordered_json::object();
+    copy["thinking"] = *reasoning;
+    for (const auto& [key, value] : message.items()) copy[key] = value;
+    copy["reasoning_content"] = *reasoning;
+    aliased.push_back(std::move(copy));
+  }
+  return aliased;
+}
+
 void set_variable(jinja::ValueDict& variables, const std::string& name, jinja::Value value) {
   for (auto& [key, existing] : variables)
     if (key == name) {
@@ -52,7 +79,7 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& request) const {
   jinja::ValueDict variables;
   set_variable(variables, "bos_token", jinja::Value::string(special_tokens_.bos_token));
   set_variable(variables, "eos_token", jinja::Value::string(special_tokens_.eos_token));
-  set_variable(variables, "messages", jinja::Value::from_json(*messages));
+  set_variable(variables, "messages", jinja::Value::from_json(alias_reasoning_fields(*messages)));
   const auto tools = request.find("tools");
   set_variable(
       variables, "tools",
