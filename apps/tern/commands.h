@@ -4,4 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-namespace tern::app {}  // namespace tern::app
+namespace tern::app {
+
+void add_synth_command(CLI::App& app);
+
+}  // namespace tern::app

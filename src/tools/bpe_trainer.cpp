@@ -8,7 +8,9 @@ namespace tern::tools {
 
 namespace {
 
-bool printable_byte(uint8_t b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174; }
+bool printable_byte(uint8_t b) {
+  return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+}
 
 std::string utf8(uint32_t codepoint) {
   std::string s;
@@ -21,11 +23,21 @@ std::string utf8(uint32_t codepoint) {
   return s;
 }
 
-bool is_letter(uint8_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80; }
-bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
-bool is_newline(uint8_t c) { return c == '\r' || c == '\n'; }
-bool is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || is_newline(c); }
-bool is_punct(uint8_t c) { return !is_space(c) && !is_letter(c) && !is_digit(c); }
+bool is_letter(uint8_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+bool is_digit(uint8_t c) {
+  return c >= '0' && c <= '9';
+}
+bool is_newline(uint8_t c) {
+  return c == '\r' || c == '\n';
+}
+bool is_space(uint8_t c) {
+  return c == ' ' || c == '\t' || c == '\f' || c == '\v' || is_newline(c);
+}
+bool is_punct(uint8_t c) {
+  return !is_space(c) && !is_letter(c) && !is_digit(c);
+}
 
 size_t contraction_length(std::string_view text, size_t i) {
   if (text[i] != '\'') return 0;
@@ -67,8 +79,8 @@ size_t piece_length(std::string_view text, size_t i) {
     if (is_newline(at(k))) last_newline = k;
   }
   if (last_newline != end) return last_newline + 1 - i;  // \s*[\r\n]+
-  if (end < n && end - i > 1) return end - 1 - i;          // \s+(?!\S)
-  return end - i;                                          // \s+
+  if (end < n && end - i > 1) return end - 1 - i;        // \s+(?!\S)
+  return end - i;                                        // \s+
 }
 
 using Word = std::vector<int32_t>;
@@ -120,7 +132,8 @@ BpeModel train_bpe(std::string_view corpus, size_t max_tokens) {
   while (model.tokens.size() < max_tokens) {
     std::unordered_map<uint64_t, int64_t> pairs;
     for (size_t w = 0; w < words.size(); ++w) {
-      for (size_t k = 0; k + 1 < words[w].size(); ++k) pairs[pair_key(words[w][k], words[w][k + 1])] += word_counts[w];
+      for (size_t k = 0; k + 1 < words[w].size(); ++k)
+        pairs[pair_key(words[w][k], words[w][k + 1])] += word_counts[w];
     }
     int64_t best_count = 1;
     int32_t best_left = -1;
@@ -129,9 +142,9 @@ BpeModel train_bpe(std::string_view corpus, size_t max_tokens) {
       const auto left = static_cast<int32_t>(key >> 32);
       const auto right = static_cast<int32_t>(key & 0xffffffffu);
       const bool better =
-          count > best_count ||
-          (count == best_count && best_left >= 0 &&
-           std::tie(model.tokens[left], model.tokens[right]) < std::tie(model.tokens[best_left], model.tokens[best_right]));
+          count > best_count || (count == best_count && best_left >= 0 &&
+                                 std::tie(model.tokens[left], model.tokens[right]) <
+                                     std::tie(model.tokens[best_left], model.tokens[best_right]));
       if (better) {
         best_count = count;
         best_left = left;

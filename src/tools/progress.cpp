@@ -21,13 +21,19 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 ProgressBar::ProgressBar(std::string label, uint64_t total_bytes, bool enabled)
-    : label_(std::move(label)), total_(total_bytes), enabled_(enabled), start_(Clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)),
+      total_(total_bytes),
+      enabled_(enabled),
+      start_(Clock::now()),
+      last_draw_(start_) {}
 
 ProgressBar::~ProgressBar() {
   if (enabled_ && !finished_) std::fputc('\n', stderr);
 }
 
-bool ProgressBar::stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
+bool ProgressBar::stderr_is_tty() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 void ProgressBar::advance(uint64_t bytes) {
   done_ += bytes;
@@ -52,9 +58,9 @@ void ProgressBar::draw() {
   const double rate = elapsed > 0.0 ? static_cast<double>(done_) / elapsed : 0.0;
   const double eta = rate > 0.0 ? static_cast<double>(total_ - done_) / rate : 0.0;
   fmt::print(stderr, "\r{} [{}{}] {:.2f}/{:.2f} GB {:3.0f}% {:.0f} MB/s ETA {}  ", label_,
-             std::string(static_cast<size_t>(filled), '#'), std::string(static_cast<size_t>(kBarWidth - filled), ' '),
-             static_cast<double>(done_) / 1e9, static_cast<double>(total_) / 1e9, fraction * 100.0, rate / 1e6,
-             format_duration(eta));
+             std::string(static_cast<size_t>(filled), '#'),
+             std::string(static_cast<size_t>(kBarWidth - filled), ' '), static_cast<double>(done_) / 1e9,
+             static_cast<double>(total_) / 1e9, fraction * 100.0, rate / 1e6, format_duration(eta));
   std::fflush(stderr);
 }
 

@@ -23,7 +23,9 @@ using gguf::ValueType;
 // Rows are generated and written in chunks of about this many encoded bytes.
 constexpr size_t kChunkBytes = size_t{8} << 20;
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+uint32_t u32(int64_t v) {
+  return static_cast<uint32_t>(v);
+}
 
 // "27B", "14M": the parameter count rounded the way model cards write it.
 std::string size_label(uint64_t params) {
@@ -128,9 +130,10 @@ void encode_rows(const SynthSpec& spec, const SignTable& signs, const TensorReci
 SynthReport write_synth_model(const SynthSpec& spec, const SynthVocab& vocab, const SynthOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   validate_spec(spec);
-  if (static_cast<int64_t>(vocab.tokens.size()) != spec.vocab || vocab.token_types.size() != vocab.tokens.size()) {
-    fail(ErrorKind::kInput, "synth: the tokenizer has {} tokens but the model has vocab = {}", vocab.tokens.size(),
-         spec.vocab);
+  if (static_cast<int64_t>(vocab.tokens.size()) != spec.vocab ||
+      vocab.token_types.size() != vocab.tokens.size()) {
+    fail(ErrorKind::kInput, "synth: the tokenizer has {} tokens but the model has vocab = {}",
+         vocab.tokens.size(), spec.vocab);
   }
   const std::vector<TensorRecipe> recipes = plan_tensors(spec);
   const SignTable signs = make_signs(spec.seed, recipes);

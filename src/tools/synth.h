@@ -23,8 +23,8 @@ struct SynthOptions {
 struct SynthReport {
   uint64_t file_bytes = 0;
   size_t tensors = 0;
-  size_t folded = 0;             // prism.hadamard.weight_names entries
-  uint64_t ternary_bytes = 0;    // payload of the ternary tensors
+  size_t folded = 0;           // prism.hadamard.weight_names entries
+  uint64_t ternary_bytes = 0;  // payload of the ternary tensors
   uint64_t bf16_bytes = 0;
   uint64_t f32_bytes = 0;
   uint64_t ternary_weights = 0;  // values in ternary tensors

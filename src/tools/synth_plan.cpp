@@ -25,7 +25,9 @@ constexpr float kMinDt = 1e-3f;
 constexpr float kMaxDt = 1e-1f;
 const float kMaxALog = std::log(16.0f);  // A = exp(A_log) in [1, 16]
 
-float inverse_sqrt(double x) { return static_cast<float>(1.0 / std::sqrt(x)); }
+float inverse_sqrt(double x) {
+  return static_cast<float>(1.0 / std::sqrt(x));
+}
 
 TensorRecipe matrix(std::string name, TensorType type, int64_t k, int64_t n, float std, Storage storage) {
   TensorRecipe r;
@@ -83,7 +85,8 @@ void add_gdn_layer(std::vector<TensorRecipe>& out, const SynthSpec& spec, const 
   const int64_t n_v = spec.gdn_n_v;
   const float in_std = inverse_sqrt(static_cast<double>(d));
 
-  TensorRecipe qkv = matrix(p + "attn_qkv.weight", ternary, d, spec.gdn_conv_channels(), in_std, Storage::kFolded);
+  TensorRecipe qkv =
+      matrix(p + "attn_qkv.weight", ternary, d, spec.gdn_conv_channels(), in_std, Storage::kFolded);
   tile_v_heads(qkv, spec, 2 * qk, spec.gdn_v_dim);
   out.push_back(std::move(qkv));
 
@@ -91,9 +94,9 @@ void add_gdn_layer(std::vector<TensorRecipe>& out, const SynthSpec& spec, const 
   tile_v_heads(gate, spec, 0, spec.gdn_v_dim);
   out.push_back(std::move(gate));
 
-  TensorRecipe conv = matrix(p + "ssm_conv1d.weight", TensorType::kF32, spec.conv_kernel,
-                             spec.gdn_conv_channels(), inverse_sqrt(static_cast<double>(spec.conv_kernel)),
-                             Storage::kRaw);
+  TensorRecipe conv =
+      matrix(p + "ssm_conv1d.weight", TensorType::kF32, spec.conv_kernel, spec.gdn_conv_channels(),
+             inverse_sqrt(static_cast<double>(spec.conv_kernel)), Storage::kRaw);
   tile_v_heads(conv, spec, 2 * qk, spec.gdn_v_dim);
   out.push_back(std::move(conv));
 
@@ -125,7 +128,8 @@ void add_attention_layer(std::vector<TensorRecipe>& out, const SynthSpec& spec, 
   const float in_std = inverse_sqrt(static_cast<double>(d));
   const int64_t kv_width = spec.n_head_kv * spec.head_dim;
   // Per head: head_dim query rows then head_dim gate rows (model-spec §5.3).
-  out.push_back(matrix(p + "attn_q.weight", ternary, d, 2 * spec.attention_width(), in_std, Storage::kFolded));
+  out.push_back(
+      matrix(p + "attn_q.weight", ternary, d, 2 * spec.attention_width(), in_std, Storage::kFolded));
   out.push_back(matrix(p + "attn_k.weight", ternary, d, kv_width, in_std, Storage::kFolded));
   out.push_back(matrix(p + "attn_v.weight", ternary, d, kv_width, in_std, Storage::kFolded));
   out.push_back(norm_gain(p + "attn_q_norm.weight", spec.head_dim));
@@ -143,8 +147,8 @@ std::vector<TensorRecipe> plan_tensors(const SynthSpec& spec) {
   std::vector<TensorRecipe> out;
   out.push_back(matrix("token_embd.weight", ternary, d, spec.vocab, kEmbeddingStd, Storage::kFolded));
   out.push_back(norm_gain("output_norm.weight", d));
-  out.push_back(matrix("output.weight", ternary, d, spec.vocab, kHeadGain * inverse_sqrt(static_cast<double>(d)),
-                       Storage::kFolded));
+  out.push_back(matrix("output.weight", ternary, d, spec.vocab,
+                       kHeadGain * inverse_sqrt(static_cast<double>(d)), Storage::kFolded));
   for (int64_t layer = 0; layer < spec.n_layer; ++layer) {
     const std::string p = "blk." + std::to_string(layer) + ".";
     out.push_back(norm_gain(p + "attn_norm.weight", d));

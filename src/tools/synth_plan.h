@@ -72,7 +72,7 @@ SignTable make_signs(uint64_t seed, const std::vector<TensorRecipe>& recipes);
 
 // Bytes of one stored row; `scratch` holds at least `cols` floats, `dst` the row's encoded bytes.
 size_t stored_row_bytes(const TensorRecipe& recipe);
-void encode_row(const SynthSpec& spec, const SignTable& signs, const TensorRecipe& recipe,
-                int64_t stored_row, std::span<float> scratch, uint8_t* dst);
+void encode_row(const SynthSpec& spec, const SignTable& signs, const TensorRecipe& recipe, int64_t stored_row,
+                std::span<float> scratch, uint8_t* dst);
 
 }  // namespace tern::tools

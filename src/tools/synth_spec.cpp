@@ -28,7 +28,7 @@ SynthSpec synth_preset(std::string_view name) {
     spec.gdn_k_dim = 32;
     spec.gdn_v_dim = 64;
     spec.conv_kernel = 4;
-    spec.vocab = 2048;
+    spec.vocab = 1024;
     spec.context_length = 4096;
     spec.full_attention_interval = 4;
     spec.block_size = 64;
