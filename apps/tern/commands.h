@@ -4,7 +4,4 @@
 
 #include <CLI/CLI.hpp>
 
-namespace tern::app {
-
-
-}  // namespace tern::app
+namespace tern::app {}  // namespace tern::app

@@ -17,7 +17,6 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("tern"));
   spdlog::set_pattern("%^%l%$: %v");
 
-
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
