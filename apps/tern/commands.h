@@ -4,4 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
-namespace tern::app {}  // namespace tern::app
+namespace tern::app {
+
+void add_tokenize_command(CLI::App& app);    // tern tokenize MODEL TEXT | --jsonl FILE [--no-special]
+void add_detokenize_command(CLI::App& app);  // tern detokenize MODEL IDS... [--no-special]
+
+}  // namespace tern::app
