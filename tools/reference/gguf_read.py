@@ -232,6 +232,8 @@ def main(argv: list[str]) -> int:
     for key, value in g.metadata.items():
         if isinstance(value, list) and len(value) > 8:
             value = f"[{len(value)} items: {value[:4]} ...]"
+        elif isinstance(value, str) and len(value) > 120:
+            value = f"{value[:120]!r}... ({len(value)} chars)"
         print(f"{key} = {value}")
     for info in g.tensors.values():
         print(f"{info.name}\t{info.type_name}\t{list(info.ne)}\toffset {info.offset}")

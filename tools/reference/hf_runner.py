@@ -25,6 +25,9 @@ except ImportError as err:  # pragma: no cover - depends on the installed transf
         "Run tools/reference/setup_venv.sh to install a current transformers."
     ) from err
 
+# One thread: reductions then split the same way on every machine (and the box is shared).
+torch.set_num_threads(1)
+
 GREEDY_STEPS = 32
 NEAR_TIE = 1e-3  # top-2 margin under which an argmax may legitimately flip between fp32 implementations
 # Packages that, when importable, transformers prefers over its own torch functions for the GDN
@@ -79,6 +82,22 @@ def greedy_continuation(
     return produced, margins
 
 
+def command_line() -> str:
+    """This process's command line with paths relative to the repository root."""
+    root = Path(__file__).resolve().parents[2]
+
+    def rel(arg: str) -> str:
+        path = Path(arg)
+        if not path.exists() and not path.parent.exists():
+            return arg
+        try:
+            return str(path.resolve().relative_to(root))
+        except ValueError:
+            return arg
+
+    return " ".join(rel(a) for a in sys.argv)
+
+
 def top2_margins(logits: np.ndarray) -> np.ndarray:
     part = np.sort(logits, axis=-1)[:, -2:]
     return part[:, 1] - part[:, 0]
@@ -107,6 +126,7 @@ def write_fixture(out_dir: Path, model: torch.nn.Module, cfg: dict, tokens: list
             "numpy_version": np.__version__,
             "model_class": "transformers.models.qwen3_5.modeling_qwen3_5.Qwen3_5ForCausalLM",
             "dtype": "float32",
+            "torch_num_threads": torch.get_num_threads(),
             "attn_implementation": "eager",
             "gdn_path": "torch_chunk_gated_delta_rule (prompt), no fla / causal-conv1d kernels",
             "hf_config": cfg,
@@ -119,7 +139,7 @@ def write_fixture(out_dir: Path, model: torch.nn.Module, cfg: dict, tokens: list
             "near_tie_positions": [int(p) for p in np.flatnonzero(margins < NEAR_TIE)],
             "greedy_min_top2_margin": min(greedy_margins),
             "greedy_steps": GREEDY_STEPS,
-            "command": " ".join(sys.argv),
+            "command": command_line(),
         }
     )
     (out_dir / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
