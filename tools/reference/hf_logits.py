@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gguf_read import GGUFFile
 from gguf_to_hf import check_fold_identity, hf_config_dict, hf_state_dict
-from hf_runner import build_model, write_fixture
+from hf_runner import build_model, unused_token_ids, write_fixture
 
 FOLD_IDENTITY_LIMIT = 1e-9
 
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
         },
         **fold,
     }
-    write_fixture(out_dir, model, cfg, tokens, meta)
+    write_fixture(out_dir, model, cfg, tokens, unused_token_ids(g.get("tokenizer.ggml.token_type")), meta)
     print(f"wrote {out_dir}: {len(tokens)} positions x {cfg['vocab_size']} logits; {fold}")
     return 0
 

@@ -67,14 +67,16 @@ def teacher_forced_logits(model: torch.nn.Module, tokens: list[int]) -> np.ndarr
 
 @torch.no_grad()
 def greedy_continuation(
-    model: torch.nn.Module, tokens: list[int], steps: int = GREEDY_STEPS
+    model: torch.nn.Module, tokens: list[int], masked_ids: list[int], steps: int = GREEDY_STEPS
 ) -> tuple[list[int], list[float]]:
-    """Argmax over every vocab row (lowest index on ties: np.argmax returns the first maximum), the whole
-    prefix recomputed each step. Returns the tokens and each step's top-2 margin."""
+    """Argmax over the vocab rows not in masked_ids (the UNUSED padding rows, model-spec §7.3), lowest index
+    on ties (np.argmax returns the first maximum), the whole prefix recomputed each step. Returns the
+    tokens and each step's top-2 margin among the unmasked rows."""
     seq = list(tokens)
     produced, margins = [], []
     for _ in range(steps):
-        last = teacher_forced_logits(model, seq)[-1]
+        last = teacher_forced_logits(model, seq)[-1].copy()
+        last[masked_ids] = -np.inf
         nxt = int(np.argmax(last))
         produced.append(nxt)
         margins.append(float(top2_margins(last[None, :])[0]))
@@ -103,13 +105,21 @@ def top2_margins(logits: np.ndarray) -> np.ndarray:
     return part[:, 1] - part[:, 0]
 
 
-def write_fixture(out_dir: Path, model: torch.nn.Module, cfg: dict, tokens: list[int], meta: dict) -> None:
+def unused_token_ids(token_types: list[int] | None) -> list[int]:
+    """Ids whose tokenizer.ggml.token_type is UNUSED (5): padding rows, never generated."""
+    return [] if token_types is None else [i for i, t in enumerate(token_types) if t == 5]
+
+
+def write_fixture(
+    out_dir: Path, model: torch.nn.Module, cfg: dict, tokens: list[int], masked_ids: list[int], meta: dict
+) -> None:
     """Writes logits.npy, greedy.json and meta.json (model-spec §8.4 oracle policy: fp32, lowest-index ties)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     logits = teacher_forced_logits(model, tokens)
     np.save(out_dir / "logits.npy", np.ascontiguousarray(logits, dtype="<f4"))
-    greedy, greedy_margins = greedy_continuation(model, tokens)
-    (out_dir / "greedy.json").write_text(json.dumps({"prompt_tokens": len(tokens), "greedy": greedy}) + "\n")
+    greedy, greedy_margins = greedy_continuation(model, tokens, masked_ids)
+    greedy_json = {"prompt_tokens": len(tokens), "greedy": greedy, "masked": "token_type UNUSED"}
+    (out_dir / "greedy.json").write_text(json.dumps(greedy_json) + "\n")
 
     # How far fp32 HF is from itself in float64: a floor for any parity tolerance.
     model64 = model.to(torch.float64)
@@ -139,6 +149,7 @@ def write_fixture(out_dir: Path, model: torch.nn.Module, cfg: dict, tokens: list
             "near_tie_positions": [int(p) for p in np.flatnonzero(margins < NEAR_TIE)],
             "greedy_min_top2_margin": min(greedy_margins),
             "greedy_steps": GREEDY_STEPS,
+            "greedy_masked_ids": len(masked_ids),
             "command": command_line(),
         }
     )

@@ -26,7 +26,7 @@ from transformers.models.qwen3_5 import modeling_qwen3_5
 
 from gguf_read import GGUFFile
 from gguf_to_hf import hf_config_dict, hf_state_dict, untile_columns, untile_rows
-from hf_runner import build_model, teacher_forced_logits, write_fixture
+from hf_runner import build_model, teacher_forced_logits, unused_token_ids, write_fixture
 
 HERE = Path(__file__).resolve().parent
 SEED = 20250801
@@ -233,7 +233,8 @@ def main(argv: list[str]) -> int:
         "reverse_mapping_max_abs_weight_diff": weight_diff,
         "reverse_mapping_max_abs_logit_diff": float(np.max(np.abs(rebuilt_logits - checkpoint_logits))),
     }
-    write_fixture(out_dir, checkpoint, CONFIG, tokens, meta)
+    masked = unused_token_ids(g.get("tokenizer.ggml.token_type"))
+    write_fixture(out_dir, checkpoint, CONFIG, tokens, masked, meta)
     print(json.dumps(meta, indent=1, default=str)[:3000])
     return 0
 
