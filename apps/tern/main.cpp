@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("%^%l%$: %v");
   tern::app::add_inspect_command(app);
   tern::app::add_convert_command(app);
+  tern::app::add_synth_command(app);
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -143,8 +144,9 @@ void write_chunk(TensorType from, TensorType to, const TernaryChunk& chunk, int6
                  uint8_t* dst) {
   if (to != TensorType::kQ2_0 && chunk.d_bits[0] != chunk.d_bits[1]) {
     fail(ErrorKind::kFormat,
-         "{}: q2_0 blocks {} and {} have different scales ({:#06x}, {:#06x}); {} needs one", where, 2 * index,
-         2 * index + 1, chunk.d_bits[0], chunk.d_bits[1], traits(to).name);
+         "{}: q2_0 blocks {} and {} have different scales ({:#06x}, {:#06x}); {} holds one scale per 128 "
+         "values",
+         where, 2 * index, 2 * index + 1, chunk.d_bits[0], chunk.d_bits[1], traits(to).name);
   }
   switch (to) {
     case TensorType::kPQ2_0:
@@ -293,7 +295,11 @@ void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* 
   if (where == nullptr) where = "transcode_row";
   if (from == to) {
     row_blocks(from, k, where);
-    std::memcpy(dst, src, *row_bytes(from, k));
+    const std::optional<size_t> bytes = row_bytes(from, k);
+    if (!bytes)
+      fail(ErrorKind::kInput, "{}: a row of {} {} values does not fit in memory", where, k,
+           traits(from).name);
+    std::memcpy(dst, src, *bytes);
     return;
   }
   if (!is_ternary(from) || !is_ternary(to)) {
