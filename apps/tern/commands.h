@@ -6,5 +6,8 @@
 
 namespace tern::app {
 
+void add_inspect_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
 
 }  // namespace tern::app

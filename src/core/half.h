@@ -38,8 +38,8 @@ inline uint16_t fp32_to_fp16(float f) {
   const uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // result is subnormal or zero
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // below half the smallest subnormal
+  if (abs < 0x38800000u) {                                               // result is subnormal or zero
+    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);           // below half the smallest subnormal
     const uint32_t e = abs >> 23;
     const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126 - e;  // 14..24 bits dropped below the subnormal ulp
@@ -55,7 +55,9 @@ inline uint16_t fp32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | r);
 }
 
-inline float bf16_to_fp32(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline float bf16_to_fp32(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 // Round to nearest, ties to even; NaN stays NaN.
 inline uint16_t fp32_to_bf16(float f) {

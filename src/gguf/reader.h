@@ -18,8 +18,6 @@
 
 namespace tern::gguf {
 
-inline constexpr uint32_t kDefaultAlignment = 32;
-
 struct TensorInfo {
   std::string name;
   uint32_t n_dims = 0;

@@ -14,8 +14,14 @@
 
 namespace tern::gguf {
 
+// Errors name the path: Error(kIo) for file-system failures and for calls out of order or with
+// more or fewer tensor bytes than declared; Error(kInput) for a value that does not match its type,
+// an invalid shape or type, or a duplicate tensor name. A Writer destroyed before finish() deletes
+// its partial file. `general.alignment` is written (appended) when alignment != 32 unless the caller
+// set it; if set, it must equal the alignment.
 class Writer {
  public:
+  // Creates (truncates) the file now; alignment must be a non-zero power of two.
   explicit Writer(std::string path, uint32_t alignment = 32);
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -44,7 +50,12 @@ class Writer {
     uint64_t offset;
   };
   void put(const void* data, size_t n);
+  void put_u32(uint32_t v);
+  void put_u64(uint64_t v);
+  void put_string(const std::string& s);
+  void put_value(const Value& value);
   void pad_to(uint64_t alignment);
+  void skip_empty_tensors();
 
   std::string path_;
   uint32_t alignment_;

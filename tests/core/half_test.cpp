@@ -28,7 +28,7 @@ TEST(Half, Fp16DecodesKnownValues) {
 TEST(Half, Fp32ToFp16RoundsToNearestEven) {
   EXPECT_EQ(fp32_to_fp16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie -> even
   EXPECT_EQ(fp32_to_fp16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
-  EXPECT_EQ(fp32_to_fp16(65520.0f), 0x7c00);  // rounds to inf
+  EXPECT_EQ(fp32_to_fp16(65520.0f), 0x7c00);               // rounds to inf
   EXPECT_EQ(fp32_to_fp16(std::ldexp(1.0f, -25)), 0x0000);  // tie at half the smallest subnormal
   EXPECT_EQ(fp32_to_fp16(std::ldexp(1.5f, -25)), 0x0001);
 }

@@ -1,0 +1,93 @@
+#include "core/cpu_features.h"
+
+#include <cstdlib>
+#include <string_view>
+
+#include "core/error.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace tern {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+uint64_t read_xcr0() {
+  uint32_t eax = 0, edx = 0;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+  const bool osxsave = (ecx >> 27) & 1u;
+  const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+  const bool ymm_enabled = (xcr0 & 0x6u) == 0x6u;
+  const bool zmm_enabled = (xcr0 & 0xe6u) == 0xe6u;
+  f.fma = ymm_enabled && ((ecx >> 12) & 1u);
+  f.f16c = ymm_enabled && ((ecx >> 29) & 1u);
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
+    f.avx2 = ymm_enabled && ((ebx >> 5) & 1u);
+    f.avx512f = zmm_enabled && ((ebx >> 16) & 1u);
+    f.avx512bw = zmm_enabled && ((ebx >> 30) & 1u);
+    f.avx512vl = zmm_enabled && ((ebx >> 31) & 1u);
+    f.avx512vnni = zmm_enabled && ((ecx >> 11) & 1u);
+  }
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxvnni = ymm_enabled && ((eax >> 4) & 1u);
+  return f;
+}
+#elif defined(__aarch64__)
+CpuFeatures detect() {
+  CpuFeatures f;
+  f.neon = true;
+  return f;
+}
+#else
+CpuFeatures detect() {
+  return {};
+}
+#endif
+
+CpuFeatures apply_cap(CpuFeatures f) {
+  const char* cap = std::getenv("TERN_ISA");
+  if (cap == nullptr || *cap == '\0') return f;
+  const std::string_view isa(cap);
+  if (isa == "scalar") return CpuFeatures{};
+  if (isa == "avx2") {
+    f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = false;
+    return f;
+  }
+  if (isa == "avx512" || isa == "native") return f;
+  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avx512 or native", isa);
+}
+
+}  // namespace
+
+std::string CpuFeatures::describe() const {
+  std::string out;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!out.empty()) out += ' ';
+    out += name;
+  };
+  add(avx2, "avx2");
+  add(fma, "fma");
+  add(f16c, "f16c");
+  add(avx512f, "avx512f");
+  add(avx512bw, "avx512bw");
+  add(avx512vl, "avx512vl");
+  add(avx512vnni, "avx512vnni");
+  add(avxvnni, "avxvnni");
+  add(neon, "neon");
+  return out.empty() ? "scalar" : out;
+}
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = apply_cap(detect());
+  return features;
+}
+
+}  // namespace tern

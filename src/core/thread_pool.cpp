@@ -1,0 +1,81 @@
+#include "core/thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include "core/error.h"
+
+namespace tern {
+
+ThreadPool::ThreadPool(int threads, bool pin) {
+  if (threads < 1) fail(ErrorKind::kInput, "thread count must be at least 1, got {}", threads);
+  workers_.reserve(static_cast<size_t>(threads - 1));
+  for (int t = 1; t < threads; ++t) {
+    workers_.emplace_back([this, t] { worker_loop(t); });
+  }
+  if (pin) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    for (int t = 0; t < threads && cores > 0; ++t) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(static_cast<unsigned>(t) % cores, &set);
+      pthread_t handle = t == 0 ? pthread_self() : workers_[static_cast<size_t>(t - 1)].native_handle();
+      pthread_setaffinity_np(handle, sizeof(set), &set);
+    }
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_release);
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  epoch_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void ThreadPool::run(int64_t count, Task fn, void* ctx) {
+  if (count <= 0) return;
+  if (workers_.empty() || count == 1) {
+    for (int64_t i = 0; i < count; ++i) fn(ctx, i, 0);
+    return;
+  }
+  count_ = count;
+  fn_ = fn;
+  ctx_ = ctx;
+  next_.store(0, std::memory_order_relaxed);
+  busy_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  epoch_.notify_all();
+  work(0);
+  // Wait for the workers to leave the job (they may still be finishing their last index).
+  for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire)) {
+    busy_.wait(b, std::memory_order_acquire);
+  }
+}
+
+void ThreadPool::work(int thread) {
+  for (int64_t i = next_.fetch_add(1, std::memory_order_relaxed); i < count_;
+       i = next_.fetch_add(1, std::memory_order_relaxed)) {
+    fn_(ctx_, i, thread);
+  }
+}
+
+void ThreadPool::worker_loop(int thread) {
+  uint64_t seen = 0;
+  for (;;) {
+    // Spin briefly (the next job usually follows within microseconds), then sleep on the futex.
+    uint64_t now = epoch_.load(std::memory_order_acquire);
+    for (int spin = 0; now == seen && spin < 20000; ++spin) {
+      now = epoch_.load(std::memory_order_acquire);
+    }
+    while (now == seen) {
+      epoch_.wait(seen, std::memory_order_acquire);
+      now = epoch_.load(std::memory_order_acquire);
+    }
+    seen = now;
+    if (stop_.load(std::memory_order_acquire)) return;
+    work(thread);
+    if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_one();
+  }
+}
+
+}  // namespace tern

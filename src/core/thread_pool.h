@@ -1,0 +1,49 @@
+// A persistent pool of worker threads for the token loop. Dispatch and completion go through atomics
+// (C++20 atomic wait/notify, a futex on Linux): no locks, no allocation per job. The calling thread
+// takes part, so a pool of n threads has n-1 workers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace tern {
+
+class ThreadPool {
+ public:
+  // fn(ctx, index, thread) is called once for every index in [0, count).
+  using Task = void (*)(void* ctx, int64_t index, int thread);
+
+  explicit ThreadPool(int threads, bool pin = false);
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool();
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn over [0, count), indices claimed dynamically; returns when all are done.
+  void run(int64_t count, Task fn, void* ctx);
+
+  // Convenience for lambdas; the lambda lives on the caller's stack (no allocation).
+  template <class F>
+  void for_each(int64_t count, F&& f) {
+    auto trampoline = [](void* ctx, int64_t index, int thread) { (*static_cast<F*>(ctx))(index, thread); };
+    run(count, trampoline, &f);
+  }
+
+ private:
+  void worker_loop(int thread);
+  void work(int thread);
+
+  std::vector<std::thread> workers_;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int64_t> next_{0};
+  std::atomic<int> busy_{0};
+  std::atomic<bool> stop_{false};
+  int64_t count_ = 0;
+  Task fn_ = nullptr;
+  void* ctx_ = nullptr;
+};
+
+}  // namespace tern
