@@ -9,5 +9,6 @@ namespace tern::app {
 void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_render_command(CLI::App& app);
 
 }  // namespace tern::app

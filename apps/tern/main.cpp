@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   tern::app::add_inspect_command(app);
   tern::app::add_convert_command(app);
   tern::app::add_synth_command(app);
+  tern::app::add_render_command(app);
 
   try {
     app.parse(argc, argv);
