@@ -25,10 +25,11 @@ float horizontal_sum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-float load_fp16(const uint8_t* p) {
+// The block's fp16 scale in all eight lanes: one broadcast load and one conversion.
+__m256 broadcast_fp16(const uint8_t* p) {
   uint16_t bits;
   std::memcpy(&bits, p, sizeof bits);
-  return _cvtsh_ss(bits);
+  return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(bits)));
 }
 
 template <int R, int T>
@@ -59,7 +60,7 @@ void tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a
       const __m256i c1 = _mm256_and_si256(_mm256_srli_epi16(qs, 2), low2);
       const __m256i c2 = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low2);
       const __m256i c3 = _mm256_and_si256(_mm256_srli_epi16(qs, 6), low2);
-      const __m256 d_w = _mm256_set1_ps(load_fp16(block));
+      const __m256 d_w = broadcast_fp16(block);
       for (int t = 0; t < T; ++t) {
         const __m256i* x = reinterpret_cast<const __m256i*>(q[t] + b * kActBlock);
         const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(c0, _mm256_load_si256(x)),
