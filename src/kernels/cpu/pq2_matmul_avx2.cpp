@@ -52,7 +52,16 @@ void tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
 
+  // The R rows are one contiguous span; the next tile's span is fetched at the same pace, so the
+  // short per-row streams of K = 5120 (40 blocks) do not wait for the hardware prefetcher to retrain.
+  const uint8_t* next = rows[0] + R * static_cast<int64_t>(w.row_bytes);
+  constexpr int64_t kSpanStep = R * static_cast<int64_t>(kPq2BlockBytes);
   for (int64_t b = 0; b < blocks; ++b) {
+    if constexpr (T == 1) {
+      for (int64_t line = 0; line < kSpanStep; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + b * kSpanStep + line), _MM_HINT_T0);
+      }
+    }
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = rows[r] + b * static_cast<int64_t>(kPq2BlockBytes);
       const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
