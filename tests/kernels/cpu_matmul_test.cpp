@@ -12,6 +12,7 @@
 #include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "quant/codec.h"
 
@@ -219,6 +220,13 @@ TEST(CpuPq2Matmul, RefusesMismatchedWidth) {
   const QuantizedActs acts = buffer.quantize(x.data(), 128, 1);
   std::vector<float> y(4);
   EXPECT_THROW(pq2_matmul(y.data(), w.view, acts, nullptr), Error);
+}
+
+TEST(CpuProbes, ReadBandwidthIsPositiveAndFinite) {
+  ThreadPool pool(2);
+  const double gbs = measure_read_bandwidth_gbs(pool, size_t{4} << 20);
+  EXPECT_GT(gbs, 0.0);
+  EXPECT_TRUE(std::isfinite(gbs));
 }
 
 }  // namespace
