@@ -6,7 +6,7 @@ packages=(
   clang libclang-rt-14-dev clang-format
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libutf8proc-dev libpcre2-dev libcpp-httplib-dev libxxhash-dev
+  libutf8proc-dev libpcre2-dev libcpp-httplib-dev libxxhash-dev zlib1g-dev
   python3 python3-venv
 )
 missing=()

@@ -4,4 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
-namespace tern::app {}  // namespace tern::app
+namespace tern::app {
+
+void add_inspect_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
+
+}  // namespace tern::app

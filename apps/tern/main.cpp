@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tern 0.1.0");
   spdlog::set_default_logger(spdlog::stderr_color_mt("tern"));
   spdlog::set_pattern("%^%l%$: %v");
+  tern::app::add_inspect_command(app);
+  tern::app::add_convert_command(app);
+  tern::app::add_synth_command(app);
 
   try {
     app.parse(argc, argv);

@@ -141,11 +141,6 @@ void Writer::add_tensor(std::string name, quant::TensorType type, std::vector<in
   for (const Pending& t : tensors_) {
     if (t.name == name) fail(ErrorKind::kInput, "{}: tensor '{}' declared twice", path_, name);
   }
-  const auto row = quant::row_bytes(type, ne[0]);
-  if (!row) {
-    fail(ErrorKind::kInput, "{}: tensor '{}': ne[0] = {} is not a non-negative multiple of the {} block",
-         path_, name, ne[0], quant::traits(type).name);
-  }
   // Same bound as the reader: the product of the non-zero dims fits in int64.
   uint64_t nonzero_product = 1;
   uint64_t rows = 1;
@@ -158,13 +153,20 @@ void Writer::add_tensor(std::string name, quant::TensorType type, std::vector<in
     if (n != 0) nonzero_product *= n;
     if (d > 0) rows *= n;
   }
+  const quant::TypeTraits& traits = quant::traits(type);
+  if (ne[0] % traits.block_elems != 0) {
+    fail(ErrorKind::kInput, "{}: tensor '{}': ne[0] = {} is not a multiple of the {} block size {}", path_,
+         name, ne[0], traits.name, traits.block_elems);
+  }
   // Offsets and sizes stay below 2^63 so that every file position fits in an off_t.
   constexpr auto kMaxBytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const auto row = quant::row_bytes(type, ne[0]);
   const uint64_t offset =
       tensors_.empty() ? 0 : align_up(tensors_.back().offset + tensors_.back().nbytes, alignment_);
-  if ((rows != 0 && *row > kMaxBytes / rows) || offset > kMaxBytes || rows * *row > kMaxBytes - offset) {
-    fail(ErrorKind::kInput, "{}: tensor '{}': data of {} rows of {} bytes overflows the file", path_, name,
-         rows, *row);
+  if (!row || (rows != 0 && *row > kMaxBytes / rows) || offset > kMaxBytes ||
+      rows * *row > kMaxBytes - offset) {
+    fail(ErrorKind::kInput, "{}: tensor '{}': byte size of {} rows of {} {} values overflows", path_, name,
+         rows, ne[0], traits.name);
   }
   tensors_.push_back({std::move(name), type, std::move(ne), rows * *row, offset});
 }

@@ -62,13 +62,12 @@ class ContractReader {
     for (const std::string& name : c.weight_names) {
       if (!is_foldable_name(name)) refuse(kWeightNames, "'{}' is not a foldable weight name", name);
     }
+    // Only token_embd.weight may be inverse-folded; it is not a foldable name, so it cannot also be
+    // in weight_names (rule 8).
     c.inverse_weight_names = read_names(kInverseNames, /*required=*/false);
     for (const std::string& name : c.inverse_weight_names) {
       if (name != kEmbeddingName)
         refuse(kInverseNames, "'{}' is not allowed (only {})", name, kEmbeddingName);
-      if (std::ranges::find(c.weight_names, name) != c.weight_names.end()) {
-        refuse(kInverseNames, "'{}' is also listed in {}", name, kWeightNames);
-      }
     }
     if (const gguf::Value* v = file_.find(kGdnVGrouped)) {
       if (v->type != gguf::ValueType::kBool) refuse(kGdnVGrouped, "must be BOOL, found {}", type_name(*v));

@@ -1,0 +1,23 @@
+// A borrowed view of one weight matrix as stored in the GGUF (model-spec §2.1): ne = [cols, rows],
+// cols (K, the reduction width) contiguous, each row `row_bytes` long in the tensor's own encoding.
+// Every backend reads weights through this view; nothing here owns memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/types.h"
+
+namespace tern::kernels {
+
+struct MatrixView {
+  quant::TensorType type = quant::TensorType::kF32;
+  const uint8_t* data = nullptr;  // into the mmap; unaligned reads only (memcpy)
+  int64_t cols = 0;               // K = ne[0]
+  int64_t rows = 0;               // N = ne[1]
+  size_t row_bytes = 0;
+
+  const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+};
+
+}  // namespace tern::kernels

@@ -1,0 +1,25 @@
+// Scalar activations (model-spec §5.0). Evaluated in double and rounded once to fp32, so the oracle
+// carries one rounding per element whatever libm does in single precision.
+#pragma once
+
+#include <cmath>
+
+namespace tern::kernels::ref {
+
+inline float sigmoid(float x) {
+  return static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x))));
+}
+
+// x·σ(x)
+inline float silu(float x) {
+  const double xd = x;
+  return static_cast<float>(xd / (1.0 + std::exp(-xd)));
+}
+
+// log(1 + e^x), and x itself above the threshold 20 (ggml and PyTorch's default).
+inline float softplus(float x) {
+  if (x > 20.0f) return x;
+  return static_cast<float>(std::log1p(std::exp(static_cast<double>(x))));
+}
+
+}  // namespace tern::kernels::ref

@@ -1,0 +1,19 @@
+// y = W · x for every row of a batch, reading W in its stored encoding (model-spec §5.0):
+// ternary PQ2_0 / PTQ1_0 / Q2_0 block by block (codes and fp16 scale decoded per block, never the
+// whole tensor), and dense F32 / F16 / BF16 rows element by element. Dot products accumulate in
+// double (§8.4) and each output is rounded once to fp32.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/matrix_view.h"
+
+namespace tern::kernels::ref {
+
+// One output: Σ_k W[row][k] · x[k] over w.cols values.
+float dot_row(const MatrixView& w, int64_t row, const float* x);
+
+// x: [n_tokens][w.cols], y: [n_tokens][w.rows]; y must not alias x.
+void matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens);
+
+}  // namespace tern::kernels::ref

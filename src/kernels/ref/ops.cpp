@@ -1,0 +1,33 @@
+#include "kernels/ops.h"
+
+#include "kernels/ref/conv.h"
+#include "kernels/ref/embedding.h"
+#include "kernels/ref/l2_norm.h"
+#include "kernels/ref/matmul.h"
+#include "kernels/ref/rms_norm.h"
+#include "kernels/ref/rope.h"
+#include "kernels/ref/site_transform.h"
+
+namespace tern::kernels {
+
+const Ops& reference_ops() {
+  static constexpr Ops kOps{
+      .name = "ref",
+      .embedding = ref::embedding,
+      .matmul = ref::matmul,
+      .site_forward = ref::site_forward,
+      .site_inverse = ref::site_inverse,
+      .rms_norm = ref::rms_norm,
+      .gated_rms_norm = ref::gated_rms_norm,
+      .l2_norm = ref::l2_norm,
+      .rope = ref::rope_neox,
+      .attention = ref::attention,
+      .causal_conv = ref::causal_conv,
+      .gdn_recurrent = ref::gdn_recurrent,
+      .gdn_chunked_scratch_size = ref::gdn_chunked_scratch_size,
+      .gdn_chunked = ref::gdn_chunked,
+  };
+  return kOps;
+}
+
+}  // namespace tern::kernels

@@ -1,0 +1,300 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref/activation.h"
+#include "kernels/ref/l2_norm.h"
+#include "model/gdn_order.h"
+
+namespace tern::model {
+
+namespace {
+
+using kernels::ref::sigmoid;
+using kernels::ref::silu;
+using kernels::ref::softplus;
+
+size_t sz(int64_t n) {
+  return static_cast<size_t>(n);
+}
+
+// What every block needs; `n` is the batch's token count.
+struct Pass {
+  const Model& model;
+  const Config& c;
+  const kernels::Ops& ops;
+  std::span<runtime::BatchItem> batch;
+  Scratch& s;
+  int64_t n;
+
+  // T_K on each row of a site (model-spec §4.4); nothing for a dense file.
+  void site(float* rows, int64_t width, std::span<const float> signs) const {
+    const FoldSites& sites = model.sites();
+    if (sites.enabled) ops.site_forward(rows, n, width, signs, sites.block);
+  }
+
+  // Calls f(item, first_row) for every item, rows in batch order.
+  template <class F>
+  void for_each_item(F&& f) const {
+    int64_t row = 0;
+    for (runtime::BatchItem& item : batch) {
+      f(item, row);
+      row += static_cast<int64_t>(item.tokens.size());
+    }
+  }
+};
+
+// §5.3: u (normed, un-rotated) → out.
+void full_attention(const Pass& p, const LayerWeights& layer, float* out) {
+  const Config& c = p.c;
+  const AttentionWeights& w = layer.attention;
+  Scratch& s = p.s;
+  const int64_t hd = c.head_dim;
+  const int64_t q_width = c.n_head * hd;
+  const int64_t kv_width = c.n_head_kv * hd;
+  const float eps = static_cast<float>(c.rms_eps);
+
+  std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
+  p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for q, k, v
+  p.ops.matmul(s.qg.data(), w.q, s.rotated.data(), p.n);
+  p.ops.matmul(s.k.data(), w.k, s.rotated.data(), p.n);
+  p.ops.matmul(s.v.data(), w.v, s.rotated.data(), p.n);
+
+  for (int64_t r = 0; r < p.n; ++r) {
+    for (int64_t h = 0; h < c.n_head; ++h) {  // per head: hd query rows, then hd gate rows
+      const float* qg_head = &s.qg[sz(r * 2 * q_width + 2 * h * hd)];
+      p.ops.rms_norm(&s.q[sz(r * q_width + h * hd)], qg_head, w.q_norm.data(), hd, eps);
+      std::copy_n(qg_head + hd, hd, &s.gate[sz(r * q_width + h * hd)]);
+    }
+    for (int64_t j = 0; j < c.n_head_kv; ++j) {
+      float* kj = &s.k[sz(r * kv_width + j * hd)];
+      p.ops.rms_norm(kj, kj, w.k_norm.data(), hd, eps);
+    }
+  }
+
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    runtime::SequenceState& state = *item.state;
+    const int64_t p0 = state.position();
+    const int64_t count = static_cast<int64_t>(item.tokens.size());
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t r = row0 + t;
+      for (int64_t h = 0; h < c.n_head; ++h)
+        p.ops.rope(&s.q[sz(r * q_width + h * hd)], c.rope_dim, p0 + t, c.rope_theta);
+      for (int64_t j = 0; j < c.n_head_kv; ++j)
+        p.ops.rope(&s.k[sz(r * kv_width + j * hd)], c.rope_dim, p0 + t, c.rope_theta);
+      state.store_kv(layer.slot, p0 + t, &s.k[sz(r * kv_width)], &s.v[sz(r * kv_width)]);
+    }
+    const kernels::KvView kv = state.kv_view(layer.slot);
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t r = row0 + t;
+      p.ops.attention(&s.o[sz(r * q_width)], &s.q[sz(r * q_width)], kv, p0 + t + 1, c.n_head, scale);
+    }
+  });
+
+  for (int64_t i = 0; i < p.n * q_width; ++i) s.o[sz(i)] *= sigmoid(s.gate[sz(i)]);  // sigmoid output gate
+  p.site(s.o.data(), q_width, p.model.sites().attention_output);
+  p.ops.matmul(out, w.output, s.o.data(), p.n);
+}
+
+// Row r of `rows` (width `width`, head block starting at `offset`) from tiled to grouped head order.
+void untile_row(float* row, int64_t offset, const Config& c, int64_t head_size, float* temp) {
+  const int64_t n_heads = c.gdn_n_v;
+  untile_heads(temp, row + offset, c.gdn_n_k, c.gdn_n_v / c.gdn_n_k, head_size);
+  std::copy_n(temp, n_heads * head_size, row + offset);
+}
+
+// §5.4, Option B: u (normed, un-rotated) → out.
+void gated_delta_net(const Pass& p, const LayerWeights& layer, float* out) {
+  const Config& c = p.c;
+  const GdnWeights& w = layer.gdn;
+  Scratch& s = p.s;
+  const int64_t channels = c.gdn_conv_channels();
+  const int64_t qk_width = c.gdn_n_k * c.gdn_k_head_dim;
+  const int64_t inner = c.gdn_inner;
+  const int64_t n_v = c.gdn_n_v;
+  const int64_t dk = c.gdn_k_head_dim;
+  const int64_t dv = c.gdn_v_head_dim;
+  const float eps = static_cast<float>(c.rms_eps);
+
+  std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
+  p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for qkv and z
+  p.ops.matmul(s.mixed.data(), w.qkv, s.rotated.data(), p.n);
+  p.ops.matmul(s.z.data(), w.gate, s.rotated.data(), p.n);
+  p.ops.matmul(s.alpha.data(), w.alpha, s.u.data(), p.n);  // un-rotated input (§9.5)
+  p.ops.matmul(s.beta.data(), w.beta, s.u.data(), p.n);
+
+  // The four tiled projections' outputs into grouped order (weights.h).
+  for (int64_t r = 0; r < p.n; ++r) {
+    untile_row(&s.mixed[sz(r * channels)], 2 * qk_width, c, dv, s.permuted.data());
+    untile_row(&s.z[sz(r * inner)], 0, c, dv, s.permuted.data());
+    untile_row(&s.alpha[sz(r * n_v)], 0, c, 1, s.permuted.data());
+    untile_row(&s.beta[sz(r * n_v)], 0, c, 1, s.permuted.data());
+  }
+
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    p.ops.causal_conv(&s.conv[sz(row0 * channels)], &s.mixed[sz(row0 * channels)],
+                      item.state->conv_state(layer.slot).data(), w.conv.data(),
+                      static_cast<int64_t>(item.tokens.size()), channels, c.conv_kernel);
+  });
+
+  const float q_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));
+  for (int64_t r = 0; r < p.n; ++r) {
+    const float* conv = &s.conv[sz(r * channels)];
+    float* q = &s.gdn_q[sz(r * qk_width)];
+    float* k = &s.gdn_k[sz(r * qk_width)];
+    float* v = &s.gdn_v[sz(r * inner)];
+    for (int64_t i = 0; i < qk_width; ++i) q[i] = silu(conv[i]);
+    for (int64_t i = 0; i < qk_width; ++i) k[i] = silu(conv[qk_width + i]);
+    for (int64_t i = 0; i < inner; ++i) v[i] = silu(conv[2 * qk_width + i]);
+    for (int64_t head = 0; head < c.gdn_n_k; ++head) {
+      p.ops.l2_norm(q + head * dk, dk, kernels::ref::kL2NormEps);
+      p.ops.l2_norm(k + head * dk, dk, kernels::ref::kL2NormEps);
+    }
+    for (int64_t i = 0; i < qk_width; ++i) q[i] *= q_scale;
+    for (int64_t h = 0; h < n_v; ++h) {
+      float& alpha = s.alpha[sz(r * n_v + h)];
+      alpha = w.a[sz(h)] * softplus(alpha + w.dt_bias[sz(h)]);  // g: ssm_a is −exp(A_log) already
+      float& beta = s.beta[sz(r * n_v + h)];
+      beta = sigmoid(beta);
+    }
+  }
+
+  const kernels::GdnDims dims{c.gdn_n_k, n_v, dk, dv};
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    const kernels::GdnInputs in{&s.gdn_q[sz(row0 * qk_width)], &s.gdn_k[sz(row0 * qk_width)],
+                                &s.gdn_v[sz(row0 * inner)],    &s.alpha[sz(row0 * n_v)],
+                                &s.beta[sz(row0 * n_v)],       static_cast<int64_t>(item.tokens.size())};
+    float* state = item.state->recurrent_state(layer.slot).data();
+    float* o = &s.gdn_o[sz(row0 * inner)];
+    if (in.n_tokens == 1) {
+      p.ops.gdn_recurrent(o, state, in, dims);
+    } else {
+      p.ops.gdn_chunked(o, state, in, dims, s.limits.gdn_chunk, s.gdn_chunk);
+    }
+  });
+
+  for (int64_t r = 0; r < p.n; ++r) {
+    for (int64_t h = 0; h < n_v; ++h) {
+      const int64_t at = r * inner + h * dv;
+      p.ops.gated_rms_norm(&s.y[sz(at)], &s.gdn_o[sz(at)], &s.z[sz(at)], w.norm.data(), dv, eps);
+    }
+    if (!p.model.weights().ssm_out_grouped) {  // mainline dense files store ssm_out columns tiled (§11.2)
+      float* row = &s.y[sz(r * inner)];
+      tile_heads(s.permuted.data(), row, c.gdn_n_k, n_v / c.gdn_n_k, dv);
+      std::copy_n(s.permuted.data(), inner, row);
+    }
+  }
+  p.site(s.y.data(), inner, p.model.sites().gdn_output);
+  p.ops.matmul(out, w.out, s.y.data(), p.n);
+}
+
+// §5.5: u (normed) → out.
+void mlp(const Pass& p, const LayerWeights& layer, float* out) {
+  const Config& c = p.c;
+  Scratch& s = p.s;
+  std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
+  p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for gate and up
+  p.ops.matmul(s.ffn_gate.data(), layer.ffn_gate, s.rotated.data(), p.n);
+  p.ops.matmul(s.ffn_up.data(), layer.ffn_up, s.rotated.data(), p.n);
+  for (int64_t i = 0; i < p.n * c.d_ff; ++i) s.ffn_gate[sz(i)] = silu(s.ffn_gate[sz(i)]) * s.ffn_up[sz(i)];
+  p.site(s.ffn_gate.data(), c.d_ff, p.model.sites().ffn_inner);
+  p.ops.matmul(out, layer.ffn_down, s.ffn_gate.data(), p.n);
+}
+
+void add(float* x, const float* y, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+}  // namespace
+
+Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& ops) : limits(l) {
+  const size_t rows = sz(l.max_tokens);
+  const int64_t q_width = c.n_head * c.head_dim;
+  const int64_t kv_width = c.n_head_kv * c.head_dim;
+  const int64_t channels = c.gdn_conv_channels();
+  const int64_t qk_width = c.gdn_n_k * c.gdn_k_head_dim;
+  x.resize(rows * sz(c.d_model));
+  u.resize(x.size());
+  rotated.resize(x.size());
+  block.resize(x.size());
+  qg.resize(rows * sz(2 * q_width));
+  q.resize(rows * sz(q_width));
+  gate.resize(q.size());
+  k.resize(rows * sz(kv_width));
+  v.resize(k.size());
+  o.resize(q.size());
+  mixed.resize(rows * sz(channels));
+  conv.resize(mixed.size());
+  gdn_q.resize(rows * sz(qk_width));
+  gdn_k.resize(gdn_q.size());
+  gdn_v.resize(rows * sz(c.gdn_inner));
+  z.resize(gdn_v.size());
+  alpha.resize(rows * sz(c.gdn_n_v));
+  beta.resize(alpha.size());
+  gdn_o.resize(gdn_v.size());
+  y.resize(gdn_v.size());
+  permuted.resize(sz(std::max(c.gdn_inner, channels)));
+  gdn_chunk.resize(ops.gdn_chunked_scratch_size(
+      kernels::GdnDims{c.gdn_n_k, c.gdn_n_v, c.gdn_k_head_dim, c.gdn_v_head_dim}, l.gdn_chunk));
+  ffn_gate.resize(rows * sz(c.d_ff));
+  ffn_up.resize(ffn_gate.size());
+  hidden.resize(sz(l.max_logit_rows) * sz(c.d_model));
+  logits.resize(sz(l.max_logit_rows) * sz(c.vocab_size));
+}
+
+void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::BatchItem> batch, Scratch& s) {
+  const Config& c = model.config();
+  const Weights& w = model.weights();
+  const float eps = static_cast<float>(c.rms_eps);
+  int64_t n = 0;
+  for (const runtime::BatchItem& item : batch) n += static_cast<int64_t>(item.tokens.size());
+  const Pass p{model, c, ops, batch, s, n};
+  const int64_t d = c.d_model;
+
+  // §5.1: gather, then T_d⁻¹ for a folded table.
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    ops.embedding(&s.x[sz(row0 * d)], w.token_embd, item.tokens.data(),
+                  static_cast<int64_t>(item.tokens.size()));
+  });
+  if (model.sites().enabled)
+    ops.site_inverse(s.x.data(), n, d, model.sites().model_width, model.sites().block);
+
+  // §5.2
+  for (const LayerWeights& layer : w.layers) {
+    for (int64_t r = 0; r < n; ++r)
+      ops.rms_norm(&s.u[sz(r * d)], &s.x[sz(r * d)], layer.attn_norm.data(), d, eps);
+    if (layer.kind == LayerKind::kFullAttention) {
+      full_attention(p, layer, s.block.data());
+    } else {
+      gated_delta_net(p, layer, s.block.data());
+    }
+    add(s.x.data(), s.block.data(), n * d);
+    for (int64_t r = 0; r < n; ++r) {
+      ops.rms_norm(&s.u[sz(r * d)], &s.x[sz(r * d)], layer.post_attention_norm.data(), d, eps);
+    }
+    mlp(p, layer, s.block.data());
+    add(s.x.data(), s.block.data(), n * d);
+  }
+
+  // §5.6: only the wanted rows go through the final norm, the head site and the head.
+  int64_t out_rows = 0;
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    const int64_t rows = item.logit_rows();
+    const int64_t first = row0 + static_cast<int64_t>(item.tokens.size()) - rows;
+    for (int64_t r = 0; r < rows; ++r) {
+      ops.rms_norm(&s.hidden[sz((out_rows + r) * d)], &s.x[sz((first + r) * d)], w.output_norm.data(), d,
+                   eps);
+    }
+    item.logits = std::span<const float>(s.logits.data() + out_rows * c.vocab_size, sz(rows * c.vocab_size));
+    out_rows += rows;
+  });
+  if (model.sites().enabled)
+    ops.site_forward(s.hidden.data(), out_rows, d, model.sites().model_width, model.sites().block);
+  ops.matmul(s.logits.data(), w.output, s.hidden.data(), out_rows);
+
+  for (runtime::BatchItem& item : batch) item.state->advance(static_cast<int64_t>(item.tokens.size()));
+}
+
+}  // namespace tern::model

@@ -1,0 +1,68 @@
+#include "model/model.h"
+
+#include "core/error.h"
+#include "model/fold_coverage.h"
+
+namespace tern::model {
+
+namespace {
+
+constexpr int64_t kTokenTypeUnused = 5;
+
+std::vector<bool> read_unused_tokens(const gguf::Reader& file, int64_t vocab) {
+  std::vector<bool> unused;
+  const gguf::Value* types = file.find("tokenizer.ggml.token_type");
+  if (types == nullptr) return unused;
+  const gguf::Array* array = std::get_if<gguf::Array>(&types->data);
+  if (array == nullptr || static_cast<int64_t>(array->items.size()) > vocab) {
+    fail(ErrorKind::kConfig, "{}: tokenizer.ggml.token_type must be an array of at most {} entries",
+         file.name(), vocab);
+  }
+  unused.reserve(array->items.size());
+  for (const gguf::Value& v : array->items) {
+    const int64_t* s = std::get_if<int64_t>(&v.data);
+    const uint64_t* u = std::get_if<uint64_t>(&v.data);
+    unused.push_back((s != nullptr && *s == kTokenTypeUnused) || (u != nullptr && *u == kTokenTypeUnused));
+  }
+  return unused;
+}
+
+FoldSites resolve_sites(const Config& c, const hadamard::Contract* contract) {
+  FoldSites sites;
+  if (contract == nullptr) return sites;
+  sites.enabled = true;
+  sites.block = contract->block_size;
+  sites.model_width = contract->signs_for(c.d_model);
+  sites.attention_output =
+      c.n_attention_layers() > 0 ? contract->signs_for(c.n_head * c.head_dim) : std::span<const float>{};
+  sites.gdn_output =
+      c.n_attention_layers() < c.n_layer ? contract->signs_for(c.gdn_inner) : std::span<const float>{};
+  sites.ffn_inner = contract->signs_for(c.d_ff);
+  return sites;
+}
+
+}  // namespace
+
+std::unique_ptr<const Model> Model::open(const std::string& path) {
+  return load(gguf::Reader::open(path));
+}
+
+std::unique_ptr<const Model> Model::load(gguf::Reader file) {
+  return std::unique_ptr<const Model>(new Model(std::move(file)));
+}
+
+Model::Model(gguf::Reader file) : file_(std::move(file)) {
+  config_ = read_config(file_);
+  contract_ = hadamard::read_contract(file_);
+  if (contract_) check_contract_covers(*contract_, config_, file_);
+  weights_ = bind_weights(file_, config_, contract());
+  sites_ = resolve_sites(config_, contract());
+  unused_token_ = read_unused_tokens(file_, config_.vocab_size);
+}
+
+bool Model::accepts_token(int64_t id) const {
+  if (id < 0 || id >= config_.vocab_size) return false;
+  return static_cast<size_t>(id) >= unused_token_.size() || !unused_token_[static_cast<size_t>(id)];
+}
+
+}  // namespace tern::model

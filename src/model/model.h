@@ -1,0 +1,61 @@
+// A loaded qwen35 model: immutable after load, shared by every sequence and engine (design.md).
+// It owns the file mapping; the weights are views into it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gguf/reader.h"
+#include "hadamard/contract.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace tern::model {
+
+// The Hadamard activation sites (model-spec §4.4), resolved at load: one sign vector per site width.
+// `enabled` is false for dense files (no contract): then no site transforms at all. Under sign_mode
+// identity the spans are empty (signs all +1).
+struct FoldSites {
+  bool enabled = false;
+  int64_t block = 0;
+  std::span<const float> model_width;       // d: embedding inverse, q/k/v, qkv/gate, ffn gate/up, head
+  std::span<const float> attention_output;  // n_head·head_dim: attn_output
+  std::span<const float> gdn_output;        // gdn inner: ssm_out
+  std::span<const float> ffn_inner;         // d_ff: ffn_down
+};
+
+class Model {
+ public:
+  // Maps the file, reads config and contract, binds the weights. Throws tern::Error on any refusal.
+  static std::unique_ptr<const Model> open(const std::string& path);
+  static std::unique_ptr<const Model> load(gguf::Reader file);
+
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const gguf::Reader& file() const { return file_; }
+  const Config& config() const { return config_; }
+  const hadamard::Contract* contract() const { return contract_ ? &*contract_ : nullptr; }
+  const Weights& weights() const { return weights_; }
+  const FoldSites& sites() const { return sites_; }
+
+  // True when `id` may be fed to the model: 0 ≤ id < vocab and not typed UNUSED (padding rows,
+  // tokenizer.ggml.token_type 5; model-spec §5.1).
+  bool accepts_token(int64_t id) const;
+
+ private:
+  explicit Model(gguf::Reader file);
+
+  gguf::Reader file_;
+  Config config_;
+  std::optional<hadamard::Contract> contract_;
+  Weights weights_;
+  FoldSites sites_;
+  std::vector<bool> unused_token_;  // by id; shorter than vocab when the type array is
+};
+
+}  // namespace tern::model

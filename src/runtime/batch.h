@@ -1,0 +1,33 @@
+// One engine step's work (design.md "Engine::step"): each item is one sequence contributing one
+// decode token or a prefill chunk, and says which logits it wants back.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "runtime/sequence_state.h"
+
+namespace tern::runtime {
+
+enum class LogitsWanted {
+  kNone,  // state update only (a prefill chunk that is not the last)
+  kLast,  // the row of the item's last token (decode, or the end of a prompt)
+  kAll,   // one row per token (scoring)
+};
+
+struct BatchItem {
+  SequenceState* state = nullptr;   // advanced by tokens.size() on success
+  std::span<const int32_t> tokens;  // at least one token
+  LogitsWanted want = LogitsWanted::kLast;
+  // Out: [rows][vocab], rows = 0, 1 or tokens.size() by `want`. Points into the engine's scratch and
+  // stays valid until its next step.
+  std::span<const float> logits{};
+
+  int64_t logit_rows() const {
+    return want == LogitsWanted::kNone   ? 0
+           : want == LogitsWanted::kLast ? 1
+                                         : static_cast<int64_t>(tokens.size());
+  }
+};
+
+}  // namespace tern::runtime

@@ -1,0 +1,78 @@
+#include "runtime/engine.h"
+
+#include "core/error.h"
+
+namespace tern::runtime {
+
+namespace {
+
+model::ForwardLimits make_limits(const EngineOptions& options) {
+  model::ForwardLimits limits;
+  limits.max_tokens = options.max_batch_tokens;
+  limits.max_logit_rows = options.max_logit_rows == 0 ? options.max_batch_tokens : options.max_logit_rows;
+  limits.gdn_chunk = options.gdn_chunk;
+  if (limits.max_tokens < 1 || limits.max_logit_rows < 1 || limits.gdn_chunk < 1) {
+    fail(ErrorKind::kInput,
+         "engine limits must be positive: max_batch_tokens {}, max_logit_rows {}, gdn_chunk {}",
+         limits.max_tokens, limits.max_logit_rows, limits.gdn_chunk);
+  }
+  return limits;
+}
+
+}  // namespace
+
+Engine::Engine(const model::Model& model, EngineOptions options)
+    : model_(model),
+      ops_(kernels::reference_ops()),
+      scratch_(model.config(), make_limits(options), kernels::reference_ops()) {}
+
+SequenceState Engine::new_sequence(int64_t capacity, KvPrecision kv) const {
+  return SequenceState(model_.config(), capacity, kv);
+}
+
+void Engine::validate(std::span<const BatchItem> batch) const {
+  int64_t tokens = 0;
+  int64_t logit_rows = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchItem& item = batch[i];
+    if (item.state == nullptr || !item.state->fits(model_.config())) {
+      fail(ErrorKind::kInput, "batch item {}: no sequence state, or one made for another model", i);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (batch[j].state == item.state)
+        fail(ErrorKind::kInput, "batch items {} and {} share one sequence", j, i);
+    }
+    if (item.tokens.empty()) fail(ErrorKind::kInput, "batch item {}: no tokens", i);
+    for (size_t t = 0; t < item.tokens.size(); ++t) {
+      if (!model_.accepts_token(item.tokens[t])) {
+        fail(ErrorKind::kInput,
+             "batch item {}: token {} at index {} is outside the vocabulary (0..{}) or unused", i,
+             item.tokens[t], t, model_.config().vocab_size - 1);
+      }
+    }
+    const int64_t count = static_cast<int64_t>(item.tokens.size());
+    if (count > item.state->capacity() - item.state->position()) {
+      fail(ErrorKind::kCapacity, "batch item {}: {} tokens at position {} exceed the sequence capacity {}", i,
+           count, item.state->position(), item.state->capacity());
+    }
+    tokens += count;
+    logit_rows += item.logit_rows();
+  }
+  if (tokens > scratch_.limits.max_tokens) {
+    fail(ErrorKind::kCapacity, "batch of {} tokens exceeds max_batch_tokens {}", tokens,
+         scratch_.limits.max_tokens);
+  }
+  if (logit_rows > scratch_.limits.max_logit_rows) {
+    fail(ErrorKind::kCapacity, "batch wants {} logit rows, more than max_logit_rows {}", logit_rows,
+         scratch_.limits.max_logit_rows);
+  }
+}
+
+void Engine::step(std::span<BatchItem> batch) {
+  validate(batch);
+  for (BatchItem& item : batch) item.logits = {};
+  if (batch.empty()) return;
+  model::forward(model_, ops_, batch, scratch_);
+}
+
+}  // namespace tern::runtime

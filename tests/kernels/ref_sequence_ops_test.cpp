@@ -1,0 +1,142 @@
+// RoPE, attention over a KV cache and the causal conv, each against a direct formula.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/half.h"
+#include "kernels/ref/attention.h"
+#include "kernels/ref/conv.h"
+#include "kernels/ref/rope.h"
+
+namespace tern::kernels::ref {
+namespace {
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(RefRope, NeoxPairsOnTheFirstRopeDims) {
+  const int64_t head_dim = 32, rope_dim = 8;
+  const double theta = 1e7;
+  for (int64_t pos : {0, 1, 17, 5000}) {
+    auto x = random_vector(head_dim, static_cast<uint32_t>(pos) + 1);
+    const auto original = x;
+    rope_neox(x.data(), rope_dim, pos, theta);
+    for (int64_t i = 0; i < rope_dim / 2; ++i) {
+      const double angle = double(pos) / std::pow(theta, 2.0 * double(i) / double(rope_dim));
+      const double a = original[i], b = original[i + 4];
+      EXPECT_NEAR(x[i], a * std::cos(angle) - b * std::sin(angle), 1e-6) << pos << "," << i;
+      EXPECT_NEAR(x[i + 4], b * std::cos(angle) + a * std::sin(angle), 1e-6) << pos << "," << i;
+    }
+    for (int64_t i = rope_dim; i < head_dim; ++i) EXPECT_EQ(x[i], original[i]);
+    if (pos == 0) {
+      EXPECT_EQ(x, original);
+    }
+  }
+}
+
+// Softmax attention written the obvious way over fp32 copies of the cache.
+std::vector<double> direct_attention(const std::vector<float>& q, const std::vector<float>& k,
+                                     const std::vector<float>& v, int64_t n_keys, int64_t n_head,
+                                     int64_t n_kv, int64_t hd, double scale) {
+  std::vector<double> out(n_head * hd, 0.0);
+  for (int64_t h = 0; h < n_head; ++h) {
+    const int64_t j = h / (n_head / n_kv);
+    std::vector<double> s(n_keys);
+    double m = -1e300;
+    for (int64_t t = 0; t < n_keys; ++t) {
+      double dot = 0;
+      for (int64_t d = 0; d < hd; ++d) dot += double(q[h * hd + d]) * k[(t * n_kv + j) * hd + d];
+      s[t] = dot * scale;
+      m = std::max(m, s[t]);
+    }
+    double z = 0;
+    for (double& e : s) z += (e = std::exp(e - m));
+    for (int64_t t = 0; t < n_keys; ++t) {
+      for (int64_t d = 0; d < hd; ++d) out[h * hd + d] += s[t] / z * v[(t * n_kv + j) * hd + d];
+    }
+  }
+  return out;
+}
+
+TEST(RefAttention, CausalGqaSoftmaxFp32AndFp16Storage) {
+  const int64_t n_head = 6, n_kv = 2, hd = 16, capacity = 9;
+  const auto q = random_vector(n_head * hd, 1);
+  auto k = random_vector(capacity * n_kv * hd, 2);
+  auto v = random_vector(capacity * n_kv * hd, 3);
+  for (float& x : k) x *= 3.0f;  // peaky scores
+  for (bool fp16 : {false, true}) {
+    std::vector<uint16_t> k16(k.size()), v16(v.size());
+    std::vector<float> kr = k, vr = v;
+    for (size_t i = 0; i < k.size(); ++i) {
+      k16[i] = fp32_to_fp16(k[i]);
+      v16[i] = fp32_to_fp16(v[i]);
+      if (fp16) {
+        kr[i] = fp16_to_fp32(k16[i]);
+        vr[i] = fp16_to_fp32(v16[i]);
+      }
+    }
+    const KvView view{fp16 ? static_cast<const void*>(k16.data()) : k.data(),
+                      fp16 ? static_cast<const void*>(v16.data()) : v.data(), fp16, n_kv, hd};
+    for (int64_t n_keys : {1, 4, 9}) {
+      std::vector<float> out(n_head * hd);
+      attention(out.data(), q.data(), view, n_keys, n_head, 0.25f);
+      const auto expect = direct_attention(q, kr, vr, n_keys, n_head, n_kv, hd, 0.25);
+      for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expect[i], 1e-6) << fp16 << "," << n_keys;
+    }
+  }
+}
+
+TEST(RefAttention, KeysBeyondNKeysAreNotRead) {
+  const int64_t hd = 8;
+  const auto q = random_vector(hd, 4);
+  auto k = random_vector(3 * hd, 5);
+  auto v = random_vector(3 * hd, 6);
+  std::vector<float> before(hd), after(hd);
+  const KvView view{k.data(), v.data(), false, 1, hd};
+  attention(before.data(), q.data(), view, 2, 1, 0.5f);
+  for (int64_t d = 0; d < hd; ++d) k[2 * hd + d] = v[2 * hd + d] = 1e30f;
+  attention(after.data(), q.data(), view, 2, 1, 0.5f);
+  EXPECT_EQ(before, after);
+}
+
+TEST(RefCausalConv, EqualsZeroPaddedConvAndChunksCompose) {
+  const int64_t channels = 5, kernel = 4, n = 11;
+  const auto in = random_vector(n * channels, 7);
+  const auto weight = random_vector(channels * kernel, 8);
+  // Direct: out[t][c] = Σ_i w[c][i] · in[t − 3 + i][c], zero before the start.
+  std::vector<double> expect(n * channels, 0.0);
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < kernel; ++i) {
+        const int64_t src = t - (kernel - 1) + i;
+        if (src >= 0) expect[t * channels + c] += double(weight[c * kernel + i]) * in[src * channels + c];
+      }
+    }
+  }
+  for (int64_t split : {1, 2, 3, 7, 11}) {  // first chunk length; the rest follows in one or more chunks
+    std::vector<float> state((kernel - 1) * channels, 0.0f), out(n * channels);
+    int64_t t = 0;
+    for (int64_t len = split; t < n; len = std::min<int64_t>(2, n - t)) {
+      len = std::min(len, n - t);
+      causal_conv(&out[t * channels], &in[t * channels], state.data(), weight.data(), len, channels, kernel);
+      t += len;
+    }
+    for (int64_t i = 0; i < n * channels; ++i) EXPECT_NEAR(out[i], expect[i], 1e-5) << split << "," << i;
+    // The state holds the last three raw inputs, oldest first.
+    for (int64_t r = 0; r < kernel - 1; ++r) {
+      for (int64_t c = 0; c < channels; ++c) {
+        EXPECT_EQ(state[r * channels + c], in[(n - (kernel - 1) + r) * channels + c]);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tern::kernels::ref
