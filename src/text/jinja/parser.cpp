@@ -11,6 +11,9 @@
 namespace tern::text::jinja {
 namespace {
 
+// Nesting bound for statements and expressions, so a hostile template cannot overflow the stack.
+constexpr int kMaxNesting = 256;
+
 ExprPtr make_expr(Expr::Kind kind, int line) {
   auto expr = std::make_unique<Expr>();
   expr->kind = kind;
@@ -34,6 +37,18 @@ class Parser {
   }
 
  private:
+  struct NestingGuard {
+    explicit NestingGuard(Parser& parser) : parser_(parser) {
+      if (++parser_.nesting_ > kMaxNesting)
+        fail(ErrorKind::kUnsupported, "chat template line {}: nesting deeper than {}", parser_.peek().line,
+             kMaxNesting);
+    }
+    ~NestingGuard() { --parser_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+    Parser& parser_;
+  };
+
   const Token& peek(size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   const Token& next() {
     const Token& token = tokens_[pos_];
@@ -57,7 +72,12 @@ class Parser {
     return true;
   }
   [[noreturn]] void fail_here(std::string_view what) const {
-    const std::string found = peek().kind == TokenKind::kEnd ? "end of template" : "'" + peek().value + "'";
+    const TokenKind kind = peek().kind;
+    const std::string found = kind == TokenKind::kEnd        ? "end of template"
+                              : kind == TokenKind::kVarEnd   ? "'}}'"
+                              : kind == TokenKind::kBlockEnd ? "'%}'"
+                              : kind == TokenKind::kText     ? "template text"
+                                                             : "'" + peek().value + "'";
     fail(ErrorKind::kUnsupported, "chat template line {}: expected {}, found {}", peek().line, what, found);
   }
   void expect_operator(std::string_view op) {
@@ -104,6 +124,7 @@ class Parser {
   }
 
   std::unique_ptr<Stmt> parse_statement() {
+    const NestingGuard guard(*this);
     const int line = next().line;  // {%
     const std::string tag = expect_name();
     auto stmt = std::make_unique<Stmt>();
@@ -285,6 +306,7 @@ class Parser {
   ExprPtr parse_and() { return parse_binary_chain(Expr::Kind::kAnd, "and", &Parser::parse_not); }
 
   ExprPtr parse_not() {
+    const NestingGuard guard(*this);
     if (at_name("not")) {
       const int line = next().line;
       auto node = make_expr(Expr::Kind::kUnary, line);
@@ -347,6 +369,7 @@ class Parser {
   ExprPtr parse_unary_with_filters() { return parse_unary(true); }
 
   ExprPtr parse_unary(bool with_filters) {
+    const NestingGuard guard(*this);
     ExprPtr node;
     if (at_operator("-") || at_operator("+")) {
       const Token& token = next();
@@ -361,6 +384,7 @@ class Parser {
   }
 
   ExprPtr parse_primary() {
+    const NestingGuard guard(*this);
     const Token& token = peek();
     const int line = token.line;
     if (token.kind == TokenKind::kName) {
@@ -554,6 +578,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int loop_depth_ = 0;
+  int nesting_ = 0;
   std::set<std::string, std::less<>> macro_names_;
   std::vector<std::pair<std::string, int>> called_names_;
 };
