@@ -66,23 +66,6 @@ void write_hparams(gguf::Writer& w, const SynthSpec& spec) {
   w.set("qwen35.full_attention_interval", Value::u32(u32(spec.full_attention_interval)));
 }
 
-void write_tokenizer(gguf::Writer& w, const text::Vocab& vocab) {
-  std::vector<int32_t> types;
-  for (const text::TokenType type : vocab.types) types.push_back(static_cast<int32_t>(type));
-  std::vector<std::string> merges;
-  for (const auto& [left, right] : vocab.merges) merges.push_back(left + " " + right);
-  w.set("tokenizer.ggml.model", Value::string("gpt2"));
-  w.set("tokenizer.ggml.pre", Value::string(text::pre_tokenizer_name(vocab.pre)));
-  w.set("tokenizer.ggml.tokens", Value::string_array(vocab.tokens));
-  w.set("tokenizer.ggml.token_type", Value::i32_array(types));
-  w.set("tokenizer.ggml.merges", Value::string_array(merges));
-  if (vocab.eos_id) w.set("tokenizer.ggml.eos_token_id", Value::u32(*vocab.eos_id));
-  if (vocab.pad_id) w.set("tokenizer.ggml.padding_token_id", Value::u32(*vocab.pad_id));
-  if (vocab.bos_id) w.set("tokenizer.ggml.bos_token_id", Value::u32(*vocab.bos_id));
-  w.set("tokenizer.ggml.add_bos_token", Value::boolean(vocab.add_bos));
-  if (!vocab.chat_template.empty()) w.set("tokenizer.chat_template", Value::string(vocab.chat_template));
-}
-
 void write_contract(gguf::Writer& w, const SynthSpec& spec, const std::vector<TensorRecipe>& recipes,
                     const SignTable& signs) {
   std::vector<int32_t> widths;
@@ -149,7 +132,7 @@ SynthReport write_synth_model(const SynthSpec& spec, const text::Vocab& vocab, c
   gguf::Writer writer(options.out_path);
   write_general(writer, spec, params);
   write_hparams(writer, spec);
-  write_tokenizer(writer, vocab);
+  text::write_vocab(writer, vocab);
   write_contract(writer, spec, recipes, signs);
   for (const TensorRecipe& r : recipes) writer.add_tensor(r.name, r.type, r.ne);
 

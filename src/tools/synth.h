@@ -11,6 +11,7 @@
 
 #include "text/vocab.h"
 #include "tools/synth_spec.h"
+#include "tools/synth_vocab.h"  // builtin_vocab, the usual vocabulary argument
 
 namespace tern::tools {
 

@@ -22,6 +22,7 @@
 #include "model/config.h"
 #include "model/fold_coverage.h"
 #include "quant/codec.h"
+#include "text/vocab.h"
 #include "tools/synth_plan.h"
 #include "tools/synth_vocab.h"
 
@@ -396,6 +397,20 @@ TEST_F(SynthTiny, MetadataHasTheSpecKeyTypes) {
   EXPECT_EQ(std::get<int64_t>(sections[1].data), 3);
   EXPECT_EQ(std::get<int64_t>(sections[2].data), 2);
   EXPECT_EQ(std::get<int64_t>(sections[3].data), 0);
+}
+
+TEST_F(SynthTiny, VocabularyLoadsBackAsWritten) {
+  const auto file = gguf::Reader::open(*path_);
+  const text::Vocab loaded = text::load_vocab(file);
+  const text::Vocab written = builtin_vocab(spec_->vocab);
+  EXPECT_EQ(loaded.tokens, written.tokens);
+  EXPECT_EQ(loaded.types, written.types);
+  EXPECT_EQ(loaded.merges, written.merges);
+  EXPECT_EQ(loaded.eos_id, written.eos_id);
+  EXPECT_EQ(loaded.pad_id, written.pad_id);
+  EXPECT_FALSE(loaded.bos_id.has_value());
+  EXPECT_FALSE(loaded.add_bos);
+  EXPECT_EQ(loaded.chat_template, builtin_chat_template());
 }
 
 TEST_F(SynthTiny, SameSeedIsByteIdenticalAtAnyThreadCountAndAnotherSeedDiffers) {
