@@ -1,6 +1,12 @@
 // GGUF v3 reader over an mmap (model-spec §2.1): every structure is bounds-checked; a malformed
 // file throws Error(kFormat) naming the file, the key or tensor, and the byte offset.
 // Tensor data is never copied: views point into the mapping.
+// Against hostile files: every count and length is checked against the bytes left before anything
+// is reserved, arrays nest at most kMaxArrayNesting deep, so memory stays within a small multiple of
+// the file size. Checked: magic, version 3, value types, bool bytes, general.alignment (a non-zero
+// power of two), unique keys and tensor names, n_dims 1..4, ne >= 0 with an int64 element count,
+// known tensor type, ne[0] a whole number of blocks, aligned offsets, data inside the file and no
+// two tensors overlapping.
 #pragma once
 
 #include <array>

@@ -29,11 +29,13 @@ TEST(GgufValue, ArrayHelpersKeepOrderAndElementType) {
   EXPECT_EQ(a.elem_type, ValueType::kInt32);
   EXPECT_EQ(a.items, (std::vector<Value>{Value::i32(3), Value::i32(-1), Value::i32(7)}));
 
-  const auto& f = std::get<Array>(Value::f32_array({0.5f, -2.0f}).data);
+  const Value floats = Value::f32_array({0.5f, -2.0f});
+  const auto& f = std::get<Array>(floats.data);
   EXPECT_EQ(f.elem_type, ValueType::kFloat32);
   EXPECT_EQ(f.items, (std::vector<Value>{Value::f32(0.5f), Value::f32(-2.0f)}));
 
-  const auto& s = std::get<Array>(Value::string_array({"a", ""}).data);
+  const Value strings = Value::string_array({"a", ""});
+  const auto& s = std::get<Array>(strings.data);
   EXPECT_EQ(s.elem_type, ValueType::kString);
   EXPECT_EQ(s.items, (std::vector<Value>{Value::string("a"), Value::string("")}));
   EXPECT_TRUE(std::get<Array>(Value::string_array({}).data).items.empty());

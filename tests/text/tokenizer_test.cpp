@@ -5,36 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "tests/text/test_vocab.h"
 #include "text/detokenizer.h"
 
 namespace tern::text {
 namespace {
 
-// The GPT-2 byte-level text of one byte (model-spec §7.1).
-std::string byte_char(int b) {
-  const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-  int cp = b;
-  if (!printable) {
-    cp = 0x100;
-    for (int k = 0; k < b; ++k) cp += !((k >= '!' && k <= '~') || (k >= 0xA1 && k <= 0xAC) || k >= 0xAE);
-  }
-  std::string out;
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-  return out;
-}
-
 // Ids 0..255: the bytes; then merged tokens, then added tokens.
 Vocab small_vocab() {
-  Vocab v;
-  for (int b = 0; b < 256; ++b) {
-    v.tokens.push_back(byte_char(b));
-    v.types.push_back(TokenType::kNormal);
-  }
+  Vocab v = testing::byte_vocab();
   auto add = [&](std::string text, TokenType type) {
     v.tokens.push_back(std::move(text));
     v.types.push_back(type);
