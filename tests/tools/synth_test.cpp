@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "core/error.h"
 #include "core/half.h"
 #include "gguf/reader.h"
@@ -28,8 +30,10 @@ namespace {
 
 using quant::TensorType;
 
+// Unique per process: several checkouts may run these tests at once on one machine.
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::path(testing::TempDir()) / name).string();
+  return (std::filesystem::path(testing::TempDir()) / ("tern_" + std::to_string(getpid()) + "_" + name))
+      .string();
 }
 
 std::vector<char> file_bytes(const std::string& path) {
