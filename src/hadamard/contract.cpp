@@ -48,9 +48,9 @@ class ContractReader {
     refuse_unknown_keys();
     check_architecture();
     Contract c;
-    c.version = static_cast<uint32_t>(require_integer(kVersion));
-    if (c.version != 1)
-      refuse(kVersion, "version {} is not supported (tern implements version 1)", c.version);
+    const int64_t version = require_integer(kVersion);
+    if (version != 1) refuse(kVersion, "version {} is not supported (tern implements version 1)", version);
+    c.version = 1;
     c.block_size = require_integer(kBlockSize);
     if (c.block_size <= 0 || (c.block_size & (c.block_size - 1)) != 0) {
       refuse(kBlockSize, "{} is not a positive power of two", c.block_size);

@@ -151,6 +151,9 @@ const Refusal kRefusals[] = {
     // Rule 2.
     {"VersionTwo", [](TinyQwen35& m) { m.set("prism.hadamard.version", Value::u32(2)); },
      "prism.hadamard.version"},
+    {"VersionTwoToThe32PlusOne",  // must not wrap to 1
+     [](TinyQwen35& m) { m.set("prism.hadamard.version", Value::u64((uint64_t{1} << 32) + 1)); },
+     "prism.hadamard.version"},
     {"VersionNotInteger", [](TinyQwen35& m) { m.set("prism.hadamard.version", Value::string("1")); },
      "prism.hadamard.version"},
     // Rule 3.
