@@ -13,5 +13,8 @@ void add_run_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);    // tern tokenize MODEL TEXT | --jsonl FILE [--no-special]
 void add_detokenize_command(CLI::App& app);  // tern detokenize MODEL IDS... [--no-special]
 void add_render_command(CLI::App& app);
+void add_chat_command(CLI::App& app);        // tern chat [generation options] [--system TEXT]
+void add_perplexity_command(CLI::App& app);  // tern perplexity -m MODEL -f TEXT [--ctx N] [--stride S]
+void add_logits_command(CLI::App& app);      // tern logits -m MODEL --tokens FILE --out OUT.npy
 
 }  // namespace tern::app

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   tern::app::add_tokenize_command(app);
   tern::app::add_detokenize_command(app);
   tern::app::add_render_command(app);
+  tern::app::add_chat_command(app);
+  tern::app::add_perplexity_command(app);
+  tern::app::add_logits_command(app);
 
   try {
     app.parse(argc, argv);

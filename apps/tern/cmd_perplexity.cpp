@@ -1,0 +1,62 @@
+// tern perplexity: the perplexity of a text file under a model, scored as src/runtime/perplexity.h
+// documents (llama-perplexity's windows: the second half of each window is scored).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "apps/tern/commands.h"
+#include "core/error.h"
+#include "runtime/engine.h"
+#include "runtime/loaded_model.h"
+#include "runtime/perplexity.h"
+
+namespace tern::app {
+namespace {
+
+struct PerplexityArgs {
+  std::string model_path;
+  std::string text_path;
+  int64_t ctx = 512;
+  int64_t stride = 0;  // 0: ctx
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::kIo, "cannot open {}", path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void run(const PerplexityArgs& args) {
+  const runtime::LoadedModel loaded = runtime::LoadedModel::load(args.model_path);
+  const std::vector<int32_t> tokens = loaded.tokenizer->encode(read_text(args.text_path), false);
+  const int64_t declared = loaded.model->config().context_length;
+  const int64_t ctx = declared > 0 ? std::min(args.ctx, declared) : args.ctx;
+  const int64_t stride = args.stride > 0 ? args.stride : ctx;
+  fmt::print(stderr, "{} tokens, windows of {} every {}, scoring window offsets {}..{}\n", tokens.size(), ctx,
+             stride, runtime::first_scored_offset(ctx, stride), ctx - 1);
+  runtime::Engine engine(*loaded.model);
+  runtime::EngineLogitsSource source(engine, std::max<int64_t>(ctx, 1));
+  const runtime::NllAccumulator result =
+      runtime::perplexity(source, tokens, ctx, stride, [](const runtime::PerplexityProgress& p) {
+        fmt::print(stderr, "[{}/{}] PPL = {:.4f}\n", p.window, p.windows, p.totals->perplexity());
+      });
+  fmt::print("PPL = {:.4f} ± {:.4f} ({} tokens scored)\n", result.perplexity(), result.perplexity_error(),
+             result.count());
+}
+
+}  // namespace
+
+void add_perplexity_command(CLI::App& app) {
+  auto args = std::make_shared<PerplexityArgs>();
+  CLI::App* command =
+      app.add_subcommand("perplexity", "perplexity of a text file (llama-perplexity windows)");
+  command->add_option("-m,--model", args->model_path, "GGUF model")->required();
+  command->add_option("-f,--file", args->text_path, "text file to score")->required();
+  command->add_option("--ctx", args->ctx, "window length in tokens (capped by the model context)")
+      ->capture_default_str();
+  command->add_option("--stride", args->stride, "tokens between window starts (default: the window length)");
+  command->callback([args] { run(*args); });
+}
+
+}  // namespace tern::app
