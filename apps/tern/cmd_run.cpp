@@ -34,7 +34,7 @@ std::string prompt_text(const RunArgs& args, const runtime::LoadedModel& loaded)
 void run(const RunArgs& args) {
   const runtime::LoadedModel loaded = runtime::LoadedModel::load(args.options.resolve_model());
   const std::vector<int32_t> prompt = loaded.encode_prompt(prompt_text(args, loaded));
-  runtime::Engine engine(*loaded.model);
+  runtime::Engine engine(*loaded.model, args.options.engine_options());
   runtime::SequenceState state =
       engine.new_sequence(args.options.context(loaded), args.options.kv_precision());
   runtime::Generation generation(*loaded.tokenizer, args.options.sampling, args.options.limits(loaded),

@@ -1,6 +1,11 @@
 #include "runtime/engine.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "core/error.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu/cpu_ops.h"
 
 namespace tern::runtime {
 
@@ -19,12 +24,43 @@ model::ForwardLimits make_limits(const EngineOptions& options) {
   return limits;
 }
 
+std::unique_ptr<ThreadPool> make_pool(const EngineOptions& options) {
+  if (options.backend != Backend::kCpu) return nullptr;
+  if (options.threads < 0) fail(ErrorKind::kInput, "engine threads must be >= 0, got {}", options.threads);
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::make_unique<ThreadPool>(threads);
+}
+
+const kernels::Ops& select_ops(ThreadPool* pool) {
+  return pool != nullptr ? kernels::cpu_ops(*pool) : kernels::reference_ops();
+}
+
 }  // namespace
+
+Backend parse_backend(std::string_view name) {
+  if (name == "ref") return Backend::kRef;
+  if (name == "cpu") return Backend::kCpu;
+  fail(ErrorKind::kInput, "backend must be ref or cpu, not '{}'", name);
+}
+
+const char* backend_name(Backend backend) {
+  return backend == Backend::kRef ? "ref" : "cpu";
+}
 
 Engine::Engine(const model::Model& model, EngineOptions options)
     : model_(model),
-      ops_(kernels::reference_ops()),
-      scratch_(model.config(), make_limits(options), kernels::reference_ops()) {}
+      backend_(options.backend),
+      pool_(make_pool(options)),
+      ops_(select_ops(pool_.get())),
+      scratch_(model.config(), make_limits(options), ops_) {}
+
+Engine::~Engine() = default;
+
+int Engine::threads() const {
+  return pool_ ? pool_->size() : 1;
+}
 
 SequenceState Engine::new_sequence(int64_t capacity, KvPrecision kv) const {
   return SequenceState(model_.config(), capacity, kv);
@@ -72,6 +108,7 @@ void Engine::step(std::span<BatchItem> batch) {
   validate(batch);
   for (BatchItem& item : batch) item.logits = {};
   if (batch.empty()) return;
+  if (pool_) kernels::cpu_ops(*pool_);  // this thread's matmuls run on this engine's pool
   model::forward(model_, ops_, batch, scratch_);
 }
 

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string_view>
 
 #include "kernels/ops.h"
 #include "model/forward.h"
@@ -19,21 +21,40 @@
 #include "runtime/batch.h"
 #include "runtime/sequence_state.h"
 
+namespace tern {
+class ThreadPool;
+}
+
 namespace tern::runtime {
+
+// kRef: the fp32 oracle (kernels/ref). kCpu: kernels::cpu_ops on a pool the engine owns (PQ2_0 and
+// PTQ1_0 matmuls on the int8 kernels, every other op on the oracle).
+enum class Backend { kRef, kCpu };
+
+// "ref" or "cpu"; Error(kInput) otherwise.
+Backend parse_backend(std::string_view name);
+const char* backend_name(Backend backend);
 
 struct EngineOptions {
   int64_t max_batch_tokens = 512;  // Σ tokens of one step
   int64_t max_logit_rows = 0;      // Σ logit rows of one step; 0 means max_batch_tokens
   int64_t gdn_chunk = 64;          // chunk length of the chunked GDN form (prefill)
+  Backend backend = Backend::kCpu;
+  int threads = 0;  // pool size of the cpu backend; 0 means every hardware thread
 };
 
 class Engine {
  public:
   // The model must outlive the engine. Throws Error(kInput) for limits < 1.
   explicit Engine(const model::Model& model, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   const model::Model& model() const { return model_; }
   const model::ForwardLimits& limits() const { return scratch_.limits; }
+  Backend backend() const { return backend_; }
+  int threads() const;  // 1 for the ref backend
 
   // A fresh sequence for this model (position 0, zero state) holding up to `capacity` tokens.
   SequenceState new_sequence(int64_t capacity, KvPrecision kv = KvPrecision::kF16) const;
@@ -50,6 +71,8 @@ class Engine {
   void validate(std::span<const BatchItem> batch) const;
 
   const model::Model& model_;
+  Backend backend_;
+  std::unique_ptr<ThreadPool> pool_;  // cpu backend only
   const kernels::Ops& ops_;
   model::Scratch scratch_;
 };

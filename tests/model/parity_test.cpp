@@ -81,7 +81,8 @@ TEST(Parity, MatchesTransformersFp32) {
     ASSERT_EQ(vocab, model->config().vocab_size);
 
     const int64_t n = positions;
-    runtime::Engine engine(*model, runtime::EngineOptions{.max_batch_tokens = n});
+    runtime::Engine engine(*model,
+                           runtime::EngineOptions{.max_batch_tokens = n, .backend = runtime::Backend::kRef});
     // fp32 KV: the oracle is HF in fp32; fp16 storage alone would cost ≈ 5e-4 relative.
     runtime::SequenceState seq =
         engine.new_sequence(n + static_cast<int64_t>(greedy.size()), runtime::KvPrecision::kF32);
@@ -126,6 +127,42 @@ TEST(Parity, MatchesTransformersFp32) {
     std::printf("parity %s: greedy continuation compared over %zu of %zu tokens\n", dir.filename().c_str(),
                 generated.size(), greedy.size());
     EXPECT_EQ(generated, greedy);
+  }
+}
+
+// The same fixtures through the cpu backend (int8 activations): agreement is reported, and the argmax
+// must hold wherever the oracle's own top-2 margin is clear of the int8 error.
+TEST(Parity, CpuBackendAgreement) {
+  const std::vector<fs::path> dirs = fixture_dirs();
+  if (dirs.empty()) GTEST_SKIP() << "no fixtures under " << parity_root();
+  for (const fs::path& dir : dirs) {
+    SCOPED_TRACE(dir.filename().string());
+    const auto model = Model::open((dir / "model.gguf").string());
+    const std::vector<int32_t> tokens = read_json(dir / "tokens.json")["tokens"].get<std::vector<int32_t>>();
+    int64_t positions = 0, vocab = 0;
+    const std::vector<float> expected = read_npy_f32(dir / "logits.npy", &positions, &vocab);
+    ASSERT_EQ(positions, static_cast<int64_t>(tokens.size()));
+    runtime::Engine engine(*model, runtime::EngineOptions{.max_batch_tokens = positions, .threads = 2});
+    runtime::SequenceState seq = engine.new_sequence(positions, runtime::KvPrecision::kF32);
+    runtime::BatchItem prefill{&seq, tokens, runtime::LogitsWanted::kAll};
+    engine.step({&prefill, 1});
+    double worst = 0, max_logit = 0;
+    int64_t agree = 0;
+    for (int64_t p = 0; p < positions; ++p) {
+      const float* got = prefill.logits.data() + p * vocab;
+      const float* want = &expected[static_cast<size_t>(p * vocab)];
+      for (int64_t v = 0; v < vocab; ++v) {
+        worst = std::max(worst, double(std::abs(got[v] - want[v])));
+        max_logit = std::max(max_logit, double(std::abs(want[v])));
+      }
+      agree += kernels::ref::argmax(got, vocab) == kernels::ref::argmax(want, vocab);
+    }
+    std::printf(
+        "parity %s (cpu backend): argmax agreement %.2f%% (%lld of %lld), worst |dlogit| %.3g, "
+        "relative %.3g\n",
+        dir.filename().c_str(), 100.0 * double(agree) / double(positions), static_cast<long long>(agree),
+        static_cast<long long>(positions), worst, worst / max_logit);
+    EXPECT_GE(double(agree), 0.9 * double(positions));
   }
 }
 

@@ -18,6 +18,9 @@ namespace {
 
 using model::Model;
 
+// These tests pin the fp32 oracle's behaviour; the cpu backend is compared with it in cpu_backend_test.
+constexpr EngineOptions kOracle{.backend = Backend::kRef};
+
 std::vector<int32_t> random_prompt(const Model& m, size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(m.config().vocab_size - 1));
@@ -52,7 +55,7 @@ class EngineTest : public testing::Test {
 const Model* EngineTest::model_ = nullptr;
 
 TEST_F(EngineTest, ChunkedPrefillAgreesWithTheTokenWalk) {
-  Engine engine(*model_, EngineOptions{.max_batch_tokens = 160});
+  Engine engine(*model_, EngineOptions{.max_batch_tokens = 160, .backend = Backend::kRef});
   const auto prompt = random_prompt(*model_, 150, 1);  // two full chunks of 64 and a partial one
   SequenceState seq = engine.new_sequence(150);
   BatchItem item{&seq, prompt, LogitsWanted::kAll};
@@ -76,7 +79,7 @@ TEST_F(EngineTest, ChunkedPrefillAgreesWithTheTokenWalk) {
 }
 
 TEST_F(EngineTest, BatchGivesExactlyWhatEachGivesAlone) {
-  Engine engine(*model_);
+  Engine engine(*model_, kOracle);
   const auto a = random_prompt(*model_, 70, 2);
   const auto b = random_prompt(*model_, 1, 3);
   const auto c = random_prompt(*model_, 9, 4);
@@ -99,7 +102,7 @@ TEST_F(EngineTest, BatchGivesExactlyWhatEachGivesAlone) {
 }
 
 TEST_F(EngineTest, DecodeRowsAndPrefillChunksShareAStep) {
-  Engine engine(*model_);
+  Engine engine(*model_, kOracle);
   const auto prompt = random_prompt(*model_, 12, 5);
   const auto other = random_prompt(*model_, 20, 6);
   const std::vector<float> walked = walk(engine, prompt);
@@ -133,7 +136,7 @@ TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogits) {
 
 TEST_F(EngineTest, DenseUnfoldedFileMatchesTheFoldedOne) {
   const auto dense = Model::open(testing_support::tiny_dense_model());
-  Engine folded(*model_), unfolded(*dense);
+  Engine folded(*model_, kOracle), unfolded(*dense, kOracle);
   const auto prompt = random_prompt(*model_, 30, 8);
   const auto a = walk(folded, prompt, KvPrecision::kF32);
   const auto b = walk(unfolded, prompt, KvPrecision::kF32);
@@ -150,7 +153,7 @@ TEST_F(EngineTest, DenseUnfoldedFileMatchesTheFoldedOne) {
 }
 
 TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
-  Engine engine(*model_);
+  Engine engine(*model_, kOracle);
   const auto prompt = random_prompt(*model_, 5, 9);
   SequenceState seq = engine.new_sequence(4);
   BatchItem first{&seq, std::span(prompt).first(3), LogitsWanted::kLast};
@@ -172,7 +175,7 @@ TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
 }
 
 TEST_F(EngineTest, BadTokensAndBatchesAreInputErrors) {
-  Engine engine(*model_, EngineOptions{.max_batch_tokens = 8});
+  Engine engine(*model_, EngineOptions{.max_batch_tokens = 8, .backend = Backend::kRef});
   SequenceState seq = engine.new_sequence(16);
   auto expect_error = [&](std::vector<BatchItem> batch, ErrorKind kind) {
     try {
@@ -202,7 +205,7 @@ TEST_F(EngineTest, BadTokensAndBatchesAreInputErrors) {
 }
 
 TEST_F(EngineTest, TinyModelDecodeRate) {
-  Engine engine(*model_);
+  Engine engine(*model_, kOracle);
   const auto prompt = random_prompt(*model_, 64, 11);
   const auto start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();

@@ -1,6 +1,8 @@
 // The CPU backend's op table: PQ2_0 matmuls run on the int8 kernels of this folder (activations
-// quantised per call, rows split over the pool); every other op and weight type is the fp32 oracle
-// (kernels/ref) until a fast version exists.
+// quantised per call, rows split over the pool); PTQ1_0 matmuls are transcoded losslessly to PQ2_0 per
+// call into a per-thread buffer (sized to the largest matrix) and take the same kernels, so both files
+// give bit-identical logits; every other op and weight type is the fp32 oracle (kernels/ref) until a
+// fast version exists.
 #pragma once
 
 #include "kernels/ops.h"
@@ -11,10 +13,11 @@ class ThreadPool;
 
 namespace tern::kernels {
 
-// The table is plain data (function pointers), so the pool is process-wide: the last call's pool is
-// the one the matmuls use; it must outlive every use of the table. Matmuls must be called from one
-// thread at a time per calling thread (each calling thread has its own activation buffer, which grows
-// to the largest request and is then reused without allocating).
+// The table is plain data (function pointers), so the pool travels beside it, per calling thread: the
+// matmuls a thread calls use the pool of that thread's last cpu_ops call (runtime::Engine makes that
+// call at every step, so engines with their own pools can share a thread). The pool must outlive
+// those calls, and one pool must not be driven by two threads at once. Each calling thread has its
+// own activation and transcode buffers, which grow to the largest request and are then reused.
 const Ops& cpu_ops(ThreadPool& pool);
 
 }  // namespace tern::kernels

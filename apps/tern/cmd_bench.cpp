@@ -1,0 +1,74 @@
+// tern bench: prompt-processing and token-generation speed on a model (markdown table or --json on
+// stdout), with the measured streaming-read bandwidth; --memory-bandwidth alone measures only that.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "apps/tern/commands.h"
+#include "core/error.h"
+#include "tools/bench.h"
+
+namespace tern::app {
+namespace {
+
+struct BenchArgs {
+  tools::BenchOptions options;
+  std::string backend = "cpu";
+  bool json = false;
+  bool memory_bandwidth = false;
+};
+
+void bench(BenchArgs& args) {
+  if (args.memory_bandwidth) {
+    if (!args.options.model_path.empty()) fail(ErrorKind::kInput, "--memory-bandwidth takes no model");
+    const double gb_s = tools::measure_bandwidth_gb_s(args.options.threads, args.options.bandwidth_bytes);
+    if (args.json) {
+      fmt::print("{{\"bandwidth_gb_s\": {:.3f}}}\n", gb_s);
+    } else {
+      fmt::print("streaming read bandwidth: {:.2f} GB/s\n", gb_s);
+    }
+    return;
+  }
+  if (args.options.model_path.empty())
+    fail(ErrorKind::kInput, "tern bench needs a MODEL (or --memory-bandwidth)");
+  args.options.backend = runtime::parse_backend(args.backend);
+  const tools::BenchReport report = tools::run_bench(args.options);
+  if (args.json) {
+    fmt::print("{}\n", tools::bench_json(report).dump(2));
+  } else {
+    fmt::print("{}", tools::bench_markdown(report));
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* command =
+      app.add_subcommand("bench", "measure prompt and generation speed against memory bandwidth");
+  command->add_option("model", args->options.model_path, "GGUF model");
+  command
+      ->add_option("-p,--n-prompt", args->options.prompt_tokens, "prompt-processing test sizes (comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("-n,--n-gen", args->options.gen_tokens, "token-generation test sizes (comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("-d,--depth", args->options.depths, "tokens already in the context (comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("-r,--repetitions", args->options.repetitions, "repetitions of each test")
+      ->capture_default_str();
+  command->add_option("-t,--threads", args->options.threads, "threads (0: every hardware thread)")
+      ->capture_default_str();
+  command->add_option("--backend", args->backend, "cpu or ref")->capture_default_str();
+  command
+      ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes, "buffer the bandwidth probe streams")
+      ->capture_default_str();
+  command->add_flag("--json", args->json, "one JSON object instead of the table");
+  command->add_flag("--memory-bandwidth", args->memory_bandwidth,
+                    "measure only the streaming read bandwidth");
+  command->callback([args] { bench(*args); });
+}
+
+}  // namespace tern::app

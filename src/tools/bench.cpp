@@ -1,0 +1,239 @@
+#include "tools/bench.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <thread>
+#include <variant>
+
+#include "core/cpu_features.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu/bandwidth.h"
+
+namespace tern::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int resolve_threads(int threads) {
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+std::vector<int32_t> synthetic_tokens(const model::Model& model, int64_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(model.config().vocab_size - 1));
+  std::vector<int32_t> out;
+  out.reserve(static_cast<size_t>(n));
+  while (static_cast<int64_t>(out.size()) < n) {
+    const int32_t t = id(rng);
+    if (model.accepts_token(t)) out.push_back(t);
+  }
+  return out;
+}
+
+// Feeds `tokens` in chunks the engine accepts; only the last chunk asks for logits.
+void feed(runtime::Engine& engine, runtime::SequenceState& seq, std::span<const int32_t> tokens) {
+  const auto chunk = static_cast<size_t>(engine.limits().max_tokens);
+  for (size_t start = 0; start < tokens.size(); start += chunk) {
+    const size_t count = std::min(chunk, tokens.size() - start);
+    const bool last = start + count == tokens.size();
+    runtime::BatchItem item{&seq, tokens.subspan(start, count),
+                            last ? runtime::LogitsWanted::kLast : runtime::LogitsWanted::kNone};
+    engine.step({&item, 1});
+  }
+}
+
+// Tokens per second of one repetition: the depth filled untimed, then the pp or tg part timed.
+double run_once(runtime::Engine& engine, const BenchTest& test, runtime::KvPrecision kv, std::mt19937& rng) {
+  const model::Model& model = engine.model();
+  runtime::SequenceState seq =
+      engine.new_sequence(std::max<int64_t>(1, test.depth + test.prompt_tokens + test.gen_tokens), kv);
+  if (test.depth > 0) feed(engine, seq, synthetic_tokens(model, test.depth, rng));
+  const std::vector<int32_t> tokens = synthetic_tokens(model, test.prompt_tokens + test.gen_tokens, rng);
+  const auto start = Clock::now();
+  if (test.prompt_tokens > 0) {
+    feed(engine, seq, tokens);
+  } else {
+    for (const int32_t& token : tokens) {
+      runtime::BatchItem item{&seq, {&token, 1}, runtime::LogitsWanted::kLast};
+      engine.step({&item, 1});
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(tokens.size()) / std::max(seconds, 1e-9);
+}
+
+void validate(const BenchOptions& options) {
+  if (options.repetitions < 1)
+    fail(ErrorKind::kInput, "repetitions must be >= 1, got {}", options.repetitions);
+  if (options.threads < 0) fail(ErrorKind::kInput, "threads must be >= 0, got {}", options.threads);
+  const auto negative = [](const std::vector<int64_t>& v) {
+    return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0; });
+  };
+  if (negative(options.prompt_tokens) || negative(options.gen_tokens) || negative(options.depths)) {
+    fail(ErrorKind::kInput, "prompt, generation and depth counts must be >= 0");
+  }
+  const auto any_positive = [](const std::vector<int64_t>& v) {
+    return std::any_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
+  };
+  if (!any_positive(options.prompt_tokens) && !any_positive(options.gen_tokens)) {
+    fail(ErrorKind::kInput, "no test: give a positive -p or -n");
+  }
+  if (options.depths.empty()) fail(ErrorKind::kInput, "no depth given");
+}
+
+std::vector<BenchTest> plan_tests(const BenchOptions& options) {
+  std::vector<BenchTest> tests;
+  for (const int64_t depth : options.depths) {
+    const std::string at = depth > 0 ? fmt::format(" @ d{}", depth) : "";
+    for (const int64_t n : options.prompt_tokens) {
+      if (n > 0)
+        tests.push_back(BenchTest{.name = fmt::format("pp{}{}", n, at), .prompt_tokens = n, .depth = depth});
+    }
+    for (const int64_t n : options.gen_tokens) {
+      if (n > 0)
+        tests.push_back(BenchTest{.name = fmt::format("tg{}{}", n, at), .gen_tokens = n, .depth = depth});
+    }
+  }
+  return tests;
+}
+
+void summarise(BenchTest& test) {
+  double sum = 0.0;
+  for (const double v : test.tok_s) sum += v;
+  const auto n = static_cast<double>(test.tok_s.size());
+  test.mean_tok_s = sum / n;
+  double squares = 0.0;
+  for (const double v : test.tok_s) squares += (v - test.mean_tok_s) * (v - test.mean_tok_s);
+  test.sd_tok_s = test.tok_s.size() > 1 ? std::sqrt(squares / (n - 1.0)) : 0.0;
+}
+
+std::string model_name(const model::Model& model, const std::string& path) {
+  if (const gguf::Value* name = model.file().find("general.name"); name != nullptr) {
+    if (const auto* text = std::get_if<std::string>(&name->data)) return *text;
+  }
+  return std::filesystem::path(path).filename().string();
+}
+
+}  // namespace
+
+uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv) {
+  const gguf::Reader& file = model.file();
+  const bool tied_head = file.find_tensor("output.weight") == nullptr;
+  uint64_t bytes = 0;
+  for (const gguf::TensorInfo& tensor : file.tensors()) {
+    if (tensor.name == "token_embd.weight" && !tied_head) continue;
+    bytes += tensor.nbytes;
+  }
+  const model::Config& c = model.config();
+  const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());
+  bytes += 2 * 4 * gdn_layers * static_cast<uint64_t>(c.gdn_n_v * c.gdn_k_head_dim * c.gdn_v_head_dim);
+  const uint64_t kv_element = kv == runtime::KvPrecision::kF16 ? 2 : 4;
+  bytes += static_cast<uint64_t>(c.n_attention_layers()) * static_cast<uint64_t>(depth) *
+           static_cast<uint64_t>(c.n_head_kv * (c.head_dim + c.value_dim)) * kv_element;
+  return bytes;
+}
+
+double measure_bandwidth_gb_s(int threads, size_t bytes) {
+  ThreadPool pool(resolve_threads(threads));
+  return kernels::cpu::measure_read_bandwidth_gbs(pool, bytes);
+}
+
+BenchReport run_bench(const BenchOptions& options) {
+  validate(options);
+  const auto model = model::Model::open(options.model_path);
+  BenchReport report;
+  report.model = model_name(*model, options.model_path);
+  report.file = options.model_path;
+  report.backend = runtime::backend_name(options.backend);
+  report.threads = resolve_threads(options.threads);
+  report.isa = cpu_features().describe();
+  for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
+  report.bandwidth_gb_s = measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes);
+
+  runtime::Engine engine(*model,
+                         runtime::EngineOptions{.backend = options.backend, .threads = report.threads});
+  std::mt19937 rng(options.seed);
+  {  // warm-up: one decode step maps every weight page in before anything is timed
+    const BenchTest warm{.gen_tokens = 1};
+    run_once(engine, warm, options.kv, rng);
+  }
+  report.tests = plan_tests(options);
+  for (BenchTest& test : report.tests) {
+    for (int r = 0; r < options.repetitions; ++r)
+      test.tok_s.push_back(run_once(engine, test, options.kv, rng));
+    summarise(test);
+    if (test.gen_tokens > 0) {
+      // the mean depth over the generated tokens
+      test.bytes_per_token = decode_bytes_per_token(*model, test.depth + test.gen_tokens / 2, options.kv);
+      test.decode_bandwidth_fraction =
+          static_cast<double>(test.bytes_per_token) * test.mean_tok_s / (report.bandwidth_gb_s * 1e9);
+    }
+  }
+  for (const BenchTest& test : report.tests) {
+    if (test.prompt_tokens > 0 && report.prefill_tok_s == 0.0) report.prefill_tok_s = test.mean_tok_s;
+    if (test.gen_tokens > 0 && report.decode_tok_s == 0.0) {
+      report.decode_tok_s = test.mean_tok_s;
+      report.bytes_per_token = test.bytes_per_token;
+      report.decode_bandwidth_fraction = test.decode_bandwidth_fraction;
+    }
+  }
+  return report;
+}
+
+nlohmann::ordered_json bench_json(const BenchReport& report) {
+  nlohmann::ordered_json out;
+  out["model"] = report.model;
+  out["file"] = report.file;
+  out["model_bytes"] = report.model_bytes;
+  out["backend"] = report.backend;
+  out["threads"] = report.threads;
+  out["isa"] = report.isa;
+  out["bandwidth_gb_s"] = report.bandwidth_gb_s;
+  out["prefill_tok_s"] = report.prefill_tok_s;
+  out["decode_tok_s"] = report.decode_tok_s;
+  out["bytes_per_token"] = report.bytes_per_token;
+  out["decode_bandwidth_fraction"] = report.decode_bandwidth_fraction;
+  out["tests"] = nlohmann::ordered_json::array();
+  for (const BenchTest& test : report.tests) {
+    nlohmann::ordered_json t;
+    t["test"] = test.name;
+    t["n_prompt"] = test.prompt_tokens;
+    t["n_gen"] = test.gen_tokens;
+    t["depth"] = test.depth;
+    t["tok_s"] = test.mean_tok_s;
+    t["tok_s_sd"] = test.sd_tok_s;
+    t["samples_tok_s"] = test.tok_s;
+    if (test.gen_tokens > 0) {
+      t["bytes_per_token"] = test.bytes_per_token;
+      t["decode_bandwidth_fraction"] = test.decode_bandwidth_fraction;
+    }
+    out["tests"].push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string bench_markdown(const BenchReport& report) {
+  std::string out = fmt::format(
+      "| model | size | backend | threads | test | t/s | bytes/token | of bandwidth |\n"
+      "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const BenchTest& test : report.tests) {
+    const bool decode = test.gen_tokens > 0;
+    out +=
+        fmt::format("| {} | {:.2f} MiB | {} | {} | {} | {:.2f} ± {:.2f} | {} | {} |\n", report.model,
+                    static_cast<double>(report.model_bytes) / (1024.0 * 1024.0), report.backend,
+                    report.threads, test.name, test.mean_tok_s, test.sd_tok_s,
+                    decode ? fmt::format("{:.2f} MB", static_cast<double>(test.bytes_per_token) / 1e6) : "",
+                    decode ? fmt::format("{:.1f}%", 100.0 * test.decode_bandwidth_fraction) : "");
+  }
+  out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}\n", report.bandwidth_gb_s,
+                     report.threads, report.isa);
+  return out;
+}
+
+}  // namespace tern::tools

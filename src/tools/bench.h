@@ -1,0 +1,77 @@
+// `tern bench`: prompt-processing (pp) and token-generation (tg) throughput in the manner of llama-bench,
+// with the machine's streaming-read bandwidth beside it, so the decode speed reads as a fraction of the
+// memory roofline (design.md: decode is bandwidth-bound).
+//
+// Usage:
+//   tools::BenchOptions options{.model_path = "m.gguf", .prompt_tokens = {512}, .gen_tokens = {128}};
+//   const tools::BenchReport report = tools::run_bench(options);
+//   std::puts(tools::bench_markdown(report).c_str());
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "runtime/engine.h"
+#include "runtime/sequence_state.h"
+
+namespace tern::tools {
+
+struct BenchOptions {
+  std::string model_path;
+  std::vector<int64_t> prompt_tokens{512};  // one pp test per entry (0 entries skipped)
+  std::vector<int64_t> gen_tokens{128};     // one tg test per entry (0 entries skipped)
+  std::vector<int64_t> depths{0};           // tokens already in the context before each test
+  int repetitions = 5;
+  int threads = 0;  // 0: every hardware thread
+  runtime::Backend backend = runtime::Backend::kCpu;
+  runtime::KvPrecision kv = runtime::KvPrecision::kF16;
+  size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe
+  uint32_t seed = 1;                         // of the synthetic prompt
+};
+
+struct BenchTest {
+  std::string name{};  // "pp512", "tg128", with " @ d4096" at a depth
+  int64_t prompt_tokens = 0;
+  int64_t gen_tokens = 0;
+  int64_t depth = 0;
+  std::vector<double> tok_s{};  // one per repetition
+  double mean_tok_s = 0.0;
+  double sd_tok_s = 0.0;
+  uint64_t bytes_per_token = 0;            // tg only: decode bytes read per token at this depth
+  double decode_bandwidth_fraction = 0.0;  // tg only
+};
+
+struct BenchReport {
+  std::string model;  // general.name, or the file name
+  std::string file;
+  std::string backend;
+  int threads = 0;
+  std::string isa;
+  uint64_t model_bytes = 0;
+  double bandwidth_gb_s = 0.0;
+  std::vector<BenchTest> tests;
+  // Headline figures: the first pp and tg tests (0 when there is none).
+  double prefill_tok_s = 0.0;
+  double decode_tok_s = 0.0;
+  uint64_t bytes_per_token = 0;
+  double decode_bandwidth_fraction = 0.0;
+};
+
+// Bytes one decode token reads with `depth` tokens in the context: every tensor but token_embd (kept
+// when there is no output.weight, as tied embeddings are then the head), the GDN recurrent state read
+// and written (2 × 4 B × GDN layers × n_v × dk × dv) and the K and V cache of every attention layer.
+uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv);
+
+// Streaming-read bandwidth in GB/s on a pool of `threads` (0: every hardware thread).
+double measure_bandwidth_gb_s(int threads, size_t bytes);
+
+// Throws Error(kInput) for no tests, repetitions < 1, negative counts or depths.
+BenchReport run_bench(const BenchOptions& options);
+
+nlohmann::ordered_json bench_json(const BenchReport& report);
+std::string bench_markdown(const BenchReport& report);
+
+}  // namespace tern::tools

@@ -1,0 +1,72 @@
+// tern bench through the CLI on the tiny model: the JSON report has its keys and positive figures, and
+// the decode byte count follows from the model's tensors and state.
+#include "tools/bench.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/model/tiny_model.h"
+
+namespace tern::tools {
+namespace {
+
+std::string run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buf;
+  size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  pclose(pipe);
+  return out;
+}
+
+TEST(BenchCli, JsonReportHasPositiveFigures) {
+  const std::string out =
+      run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                  " -p 16 -n 4 -r 1 -t 2 --bandwidth-bytes 67108864 --json");
+  const auto report = nlohmann::json::parse(out);
+  for (const char* key :
+       {"prefill_tok_s", "decode_tok_s", "bytes_per_token", "bandwidth_gb_s", "decode_bandwidth_fraction"}) {
+    ASSERT_TRUE(report.contains(key)) << key;
+    EXPECT_GT(report[key].get<double>(), 0.0) << key;
+  }
+  EXPECT_EQ(report["threads"], 2);
+  EXPECT_EQ(report["backend"], "cpu");
+  EXPECT_FALSE(report["isa"].get<std::string>().empty());
+  ASSERT_EQ(report["tests"].size(), 2u);
+  EXPECT_EQ(report["tests"][0]["test"], "pp16");
+  EXPECT_EQ(report["tests"][1]["test"], "tg4");
+}
+
+TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
+  const std::string out = run_command(std::string(TERN_BINARY) +
+                                      " bench --memory-bandwidth -t 2 --bandwidth-bytes 67108864 --json");
+  EXPECT_GT(nlohmann::json::parse(out)["bandwidth_gb_s"].get<double>(), 0.0);
+}
+
+TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
+  const auto model = model::Model::open(testing_support::tiny_pq2_model());
+  const model::Config& c = model->config();
+  uint64_t tensors = 0;
+  for (const gguf::TensorInfo& t : model->file().tensors())
+    if (t.name != "token_embd.weight") tensors += t.nbytes;
+  const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());
+  const uint64_t state =
+      8 * gdn_layers * static_cast<uint64_t>(c.gdn_n_v * c.gdn_k_head_dim * c.gdn_v_head_dim);
+  ASSERT_NE(model->file().find_tensor("output.weight"), nullptr);
+  EXPECT_EQ(decode_bytes_per_token(*model, 0, runtime::KvPrecision::kF16), tensors + state);
+  const uint64_t kv_per_token =
+      static_cast<uint64_t>(c.n_attention_layers() * c.n_head_kv * (c.head_dim + c.value_dim)) * 2;
+  EXPECT_EQ(decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF16),
+            tensors + state + 10 * kv_per_token);
+  EXPECT_EQ(decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF32),
+            tensors + state + 20 * kv_per_token);
+}
+
+}  // namespace
+}  // namespace tern::tools
