@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and a
-# short fuzzing run of the GGUF reader. This is what CI runs (.ci/run).
+# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and the
+# end-to-end server tests (scripts/e2e.sh). This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -16,3 +16,6 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTERN_SANITIZE=ON -D
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+echo "== End-to-end server tests"
+./scripts/e2e.sh
