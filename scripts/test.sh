@@ -17,5 +17,8 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
+echo "== fuzzing the GGUF reader briefly (scripts/fuzz.sh 600 for the long run)"
+./scripts/fuzz.sh "${TERN_FUZZ_SECONDS:-60}"
+
 echo "== End-to-end server tests"
 ./scripts/e2e.sh

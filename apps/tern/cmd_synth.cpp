@@ -1,13 +1,16 @@
 // tern synth: make a synthetic Bonsai-format qwen35 model from a preset, with any dimension overridden.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <thread>
 
 #include "apps/tern/commands.h"
 #include "core/error.h"
+#include "text/vocab.h"
 #include "tools/progress.h"
 #include "tools/synth.h"
+#include "tools/synth_vocab.h"
 
 namespace tern::app {
 
@@ -30,6 +33,9 @@ struct SynthArgs {
   float rope_theta = 0.0f;
   int threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
   bool progress = false;
+  std::string tokenizer;
+  std::string tokenizer_config;
+  CLI::Option* vocab_option = nullptr;
   CLI::Option* seed_option = nullptr;
   CLI::Option* eps_option = nullptr;
   CLI::Option* theta_option = nullptr;
@@ -69,7 +75,17 @@ void run_synth(const SynthArgs& args) {
   if (args.theta_option->count() > 0) spec.rope_theta = args.rope_theta;
   tools::validate_spec(spec);
 
-  const tools::SynthVocab vocab = tools::builtin_vocab(spec.vocab);
+  text::Vocab vocab;
+  if (args.tokenizer.empty()) {
+    vocab = tools::builtin_vocab(spec.vocab);
+  } else {
+    vocab = tools::import_vocab_files(args.tokenizer,
+                                      args.tokenizer_config.empty() ? nullptr : &args.tokenizer_config);
+    // Without --vocab, the rows grow to hold the tokenizer, padded to a multiple of 128 like the real file.
+    const auto tokens = static_cast<int64_t>(vocab.tokens.size());
+    if (args.vocab_option->count() == 0) spec.vocab = std::max(spec.vocab, (tokens + 127) / 128 * 128);
+    tools::pad_vocab(vocab, spec.vocab);
+  }
   tools::SynthOptions options;
   options.out_path = args.out;
   options.threads = args.threads;
@@ -96,7 +112,17 @@ void add_synth_command(CLI::App& app) {
   args->seed_option = cmd->add_option("--seed", args->seed, "random seed (default 0)");
   args->eps_option = cmd->add_option("--rms-eps", args->rms_eps, "RMSNorm epsilon");
   args->theta_option = cmd->add_option("--rope-theta", args->rope_theta, "RoPE base");
-  for (DimensionOption& d : args->dimensions) d.option = cmd->add_option(d.flag, d.value, d.help);
+  for (DimensionOption& d : args->dimensions) {
+    d.option = cmd->add_option(d.flag, d.value, d.help);
+    if (d.member == &tools::SynthSpec::vocab) args->vocab_option = d.option;
+  }
+  cmd->add_option("--tokenizer", args->tokenizer,
+                  "import a Hugging Face tokenizer.json instead of the built-in BPE")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--tokenizer-config", args->tokenizer_config,
+                  "its tokenizer_config.json (special ids, chat template)")
+      ->check(CLI::ExistingFile)
+      ->needs("--tokenizer");
   cmd->add_option("--threads", args->threads, "row generation threads")->check(CLI::Range(1, 256));
   cmd->add_flag("--progress", args->progress, "show a progress bar even when stderr is not a terminal");
   cmd->callback([args] { run_synth(*args); });

@@ -9,7 +9,9 @@ namespace tern::app {
 void add_inspect_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);    // tern tokenize MODEL TEXT | --jsonl FILE [--no-special]
 void add_detokenize_command(CLI::App& app);  // tern detokenize MODEL IDS... [--no-special]
+void add_render_command(CLI::App& app);
 
 }  // namespace tern::app

@@ -19,8 +19,10 @@ int main(int argc, char** argv) {
   tern::app::add_inspect_command(app);
   tern::app::add_convert_command(app);
   tern::app::add_synth_command(app);
+  tern::app::add_run_command(app);
   tern::app::add_tokenize_command(app);
   tern::app::add_detokenize_command(app);
+  tern::app::add_render_command(app);
 
   try {
     app.parse(argc, argv);

@@ -100,4 +100,24 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& request) const {
   return template_.render(variables);
 }
 
+namespace {
+
+std::string token_text(const gguf::Reader& file, std::string_view id_key) {
+  const std::optional<uint64_t> id = file.get_uint_or(id_key);
+  if (!id) return "";
+  const gguf::Array& tokens = file.get_array("tokenizer.ggml.tokens");
+  if (*id >= tokens.items.size() || !std::holds_alternative<std::string>(tokens.items[*id].data))
+    fail(ErrorKind::kConfig, "{}: {} = {} is not a token id", file.name(), id_key, *id);
+  return std::get<std::string>(tokens.items[*id].data);
+}
+
+}  // namespace
+
+ChatTemplate load_chat_template(const gguf::Reader& file) {
+  constexpr std::string_view kKey = "tokenizer.chat_template";
+  if (!file.has(kKey)) fail(ErrorKind::kConfig, "{}: {} is missing", file.name(), kKey);
+  return ChatTemplate(file.get_string(kKey), SpecialTokens{token_text(file, "tokenizer.ggml.bos_token_id"),
+                                                           token_text(file, "tokenizer.ggml.eos_token_id")});
+}
+
 }  // namespace tern::text

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "gguf/reader.h"
 #include "text/jinja/template.h"
 
 namespace tern::text {
@@ -32,5 +33,10 @@ class ChatTemplate {
   jinja::Template template_;
   SpecialTokens special_tokens_;
 };
+
+// The template of a model file: tokenizer.chat_template, with bos/eos token texts looked up by
+// tokenizer.ggml.bos_token_id / eos_token_id (empty when absent). Throws Error(kConfig) naming the
+// file and key when the template is missing or an id is not a token.
+ChatTemplate load_chat_template(const gguf::Reader& file);
 
 }  // namespace tern::text

@@ -154,7 +154,7 @@ BpeModel train_bpe(std::string_view corpus, size_t max_tokens) {
     if (best_left < 0) break;  // no pair occurs twice
 
     const std::string merged = model.tokens[best_left] + model.tokens[best_right];
-    model.merges.push_back(model.tokens[best_left] + " " + model.tokens[best_right]);
+    model.merges.emplace_back(model.tokens[best_left], model.tokens[best_right]);
     auto [it, inserted] = token_id.emplace(merged, static_cast<int32_t>(model.tokens.size()));
     if (inserted) model.tokens.push_back(merged);
     const int32_t merged_id = it->second;

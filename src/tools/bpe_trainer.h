@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tern::tools {
@@ -21,7 +22,7 @@ std::vector<std::string_view> pre_split(std::string_view text);
 
 struct BpeModel {
   std::vector<std::string> tokens;  // 256 byte symbols (in byte order), then each new merge result
-  std::vector<std::string> merges;  // "left right", rank = index
+  std::vector<std::pair<std::string, std::string>> merges;  // rank = index
 };
 
 // Merges the most frequent adjacent pair (ties: the lexicographically smallest pair) until no

@@ -68,13 +68,13 @@ constexpr std::string_view kStopTokenTexts[] = {"<|im_end|>", "<|endoftext|>", "
 
 std::string type_label(const gguf::Value& v) {
   if (const auto* a = std::get_if<gguf::Array>(&v.data)) {
-    return fmt::format("ARRAY[{}]", gguf::value_type_name(a->elem_type));
+    return fmt::format("array[{}]", gguf::value_type_name(a->elem_type));
   }
   return gguf::value_type_name(v.type);
 }
 
 std::string type_label(ValueType type, ValueType element) {
-  if (type == ValueType::kArray) return fmt::format("ARRAY[{}]", gguf::value_type_name(element));
+  if (type == ValueType::kArray) return fmt::format("array[{}]", gguf::value_type_name(element));
   return gguf::value_type_name(type);
 }
 
@@ -262,10 +262,10 @@ std::string render_inspect_text(const json& r) {
   const json& d = r["dimensions"];
   const json& a = d["attention"];
   const json& g = d["gdn"];
-  line(fmt::format("dimensions   d_model {}  d_ff {}  vocab {}  rms_eps {}", d["d_model"].get<int64_t>(),
+  line(fmt::format("dimensions   d_model {}  d_ff {}  vocab {}  rms_eps {:g}", d["d_model"].get<int64_t>(),
                    d["d_ff"].get<int64_t>(), d["vocab_size"].get<int64_t>(), d["rms_eps"].get<double>()));
   line(fmt::format(
-      "attention    heads {}/{} kv  head_dim {}  value_dim {}  rope {} dims, theta {}, sections [{}]",
+      "attention    heads {}/{} kv  head_dim {}  value_dim {}  rope {} dims, theta {:g}, sections [{}]",
       a["n_head"].get<int64_t>(), a["n_head_kv"].get<int64_t>(), a["head_dim"].get<int64_t>(),
       a["value_dim"].get<int64_t>(), a["rope_dim"].get<int64_t>(), a["rope_theta"].get<double>(),
       fmt::join(a["rope_sections"].get<std::vector<int64_t>>(), ", ")));

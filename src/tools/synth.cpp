@@ -66,16 +66,21 @@ void write_hparams(gguf::Writer& w, const SynthSpec& spec) {
   w.set("qwen35.full_attention_interval", Value::u32(u32(spec.full_attention_interval)));
 }
 
-void write_tokenizer(gguf::Writer& w, const SynthVocab& vocab) {
+void write_tokenizer(gguf::Writer& w, const text::Vocab& vocab) {
+  std::vector<int32_t> types;
+  for (const text::TokenType type : vocab.types) types.push_back(static_cast<int32_t>(type));
+  std::vector<std::string> merges;
+  for (const auto& [left, right] : vocab.merges) merges.push_back(left + " " + right);
   w.set("tokenizer.ggml.model", Value::string("gpt2"));
-  w.set("tokenizer.ggml.pre", Value::string("qwen35"));
+  w.set("tokenizer.ggml.pre", Value::string(text::pre_tokenizer_name(vocab.pre)));
   w.set("tokenizer.ggml.tokens", Value::string_array(vocab.tokens));
-  w.set("tokenizer.ggml.token_type", Value::i32_array(vocab.token_types));
-  w.set("tokenizer.ggml.merges", Value::string_array(vocab.merges));
-  w.set("tokenizer.ggml.eos_token_id", Value::u32(vocab.eos_id));
-  w.set("tokenizer.ggml.padding_token_id", Value::u32(vocab.pad_id));
-  w.set("tokenizer.ggml.add_bos_token", Value::boolean(false));
-  w.set("tokenizer.chat_template", Value::string(vocab.chat_template));
+  w.set("tokenizer.ggml.token_type", Value::i32_array(types));
+  w.set("tokenizer.ggml.merges", Value::string_array(merges));
+  if (vocab.eos_id) w.set("tokenizer.ggml.eos_token_id", Value::u32(*vocab.eos_id));
+  if (vocab.pad_id) w.set("tokenizer.ggml.padding_token_id", Value::u32(*vocab.pad_id));
+  if (vocab.bos_id) w.set("tokenizer.ggml.bos_token_id", Value::u32(*vocab.bos_id));
+  w.set("tokenizer.ggml.add_bos_token", Value::boolean(vocab.add_bos));
+  if (!vocab.chat_template.empty()) w.set("tokenizer.chat_template", Value::string(vocab.chat_template));
 }
 
 void write_contract(gguf::Writer& w, const SynthSpec& spec, const std::vector<TensorRecipe>& recipes,
@@ -127,11 +132,10 @@ void encode_rows(const SynthSpec& spec, const SignTable& signs, const TensorReci
 
 }  // namespace
 
-SynthReport write_synth_model(const SynthSpec& spec, const SynthVocab& vocab, const SynthOptions& options) {
+SynthReport write_synth_model(const SynthSpec& spec, const text::Vocab& vocab, const SynthOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   validate_spec(spec);
-  if (static_cast<int64_t>(vocab.tokens.size()) != spec.vocab ||
-      vocab.token_types.size() != vocab.tokens.size()) {
+  if (static_cast<int64_t>(vocab.tokens.size()) != spec.vocab || vocab.types.size() != vocab.tokens.size()) {
     fail(ErrorKind::kInput, "synth: the tokenizer has {} tokens but the model has vocab = {}",
          vocab.tokens.size(), spec.vocab);
   }

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "text/vocab.h"
 #include "tools/synth_spec.h"
-#include "tools/synth_vocab.h"
 
 namespace tern::tools {
 
@@ -33,6 +33,6 @@ struct SynthReport {
 
 // Writes the model; throws Error(kInput) for an invalid spec or a vocabulary that does not fit,
 // Error(kIo) if the file cannot be written.
-SynthReport write_synth_model(const SynthSpec& spec, const SynthVocab& vocab, const SynthOptions& options);
+SynthReport write_synth_model(const SynthSpec& spec, const text::Vocab& vocab, const SynthOptions& options);
 
 }  // namespace tern::tools

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "core/error.h"
 #include "tools/bpe_trainer.h"
 
@@ -50,16 +53,16 @@ namespace {
 
 // The converter's rule (model-spec §2.5): CONTROL if HF marks the token special or it looks like
 // <|…|>. The Qwen tokenizer marks the tool, tool-response and think tags not special.
-TokenType special_type(std::string_view token) {
+text::TokenType special_type(std::string_view token) {
   const bool looks_special = token.starts_with("<|") && token.ends_with("|>");
   const bool plain_tag = token == "<tool_call>" || token == "</tool_call>" || token == "<tool_response>" ||
                          token == "</tool_response>" || token == "<think>" || token == "</think>";
-  return looks_special || !plain_tag ? TokenType::kControl : TokenType::kUserDefined;
+  return looks_special || !plain_tag ? text::TokenType::kControl : text::TokenType::kUserDefined;
 }
 
 }  // namespace
 
-SynthVocab builtin_vocab(int64_t vocab_size) {
+text::Vocab builtin_vocab(int64_t vocab_size) {
   const auto& specials = qwen_special_tokens();
   const auto fixed = static_cast<int64_t>(256 + specials.size());
   if (vocab_size < fixed) {
@@ -68,21 +71,45 @@ SynthVocab builtin_vocab(int64_t vocab_size) {
   }
   BpeModel bpe = train_bpe(builtin_corpus(), static_cast<size_t>(vocab_size) - specials.size());
 
-  SynthVocab vocab;
+  text::Vocab vocab;
   vocab.tokens = std::move(bpe.tokens);
   vocab.merges = std::move(bpe.merges);
-  vocab.token_types.assign(vocab.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+  vocab.types.assign(vocab.tokens.size(), text::TokenType::kNormal);
   for (const std::string_view token : specials) {
     if (token == "<|im_end|>") vocab.eos_id = static_cast<uint32_t>(vocab.tokens.size());
     if (token == "<|endoftext|>") vocab.pad_id = static_cast<uint32_t>(vocab.tokens.size());
     vocab.tokens.emplace_back(token);
-    vocab.token_types.push_back(static_cast<int32_t>(special_type(token)));
+    vocab.types.push_back(special_type(token));
   }
-  while (static_cast<int64_t>(vocab.tokens.size()) < vocab_size) {
-    vocab.tokens.push_back(fmt::format("[PAD{}]", vocab.tokens.size()));
-    vocab.token_types.push_back(static_cast<int32_t>(TokenType::kUnused));
-  }
+  pad_vocab(vocab, vocab_size);
+  vocab.add_bos = false;
+  vocab.pre = text::PreTokenizer::kQwen35;
   vocab.chat_template = std::string(builtin_chat_template());
+  return vocab;
+}
+
+void pad_vocab(text::Vocab& vocab, int64_t size) {
+  if (static_cast<int64_t>(vocab.tokens.size()) > size) {
+    fail(ErrorKind::kInput, "synth: the tokenizer has {} tokens, more than vocab = {}", vocab.tokens.size(),
+         size);
+  }
+  while (static_cast<int64_t>(vocab.tokens.size()) < size) {
+    vocab.tokens.push_back(fmt::format("[PAD{}]", vocab.tokens.size()));
+    vocab.types.push_back(text::TokenType::kUnused);
+  }
+}
+
+text::Vocab import_vocab_files(const std::string& tokenizer_path, const std::string* config_path) {
+  const auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(ErrorKind::kIo, "synth: cannot read '{}'", path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string tokenizer = read(tokenizer_path);
+  std::string config;
+  if (config_path != nullptr) config = read(*config_path);
+  text::Vocab vocab = text::import_hf_tokenizer(tokenizer, config_path != nullptr ? &config : nullptr);
+  if (vocab.chat_template.empty()) vocab.chat_template = std::string(builtin_chat_template());
   return vocab;
 }
 

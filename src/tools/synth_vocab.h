@@ -8,23 +8,23 @@
 #include <string_view>
 #include <vector>
 
+#include "text/vocab.h"
+
 namespace tern::tools {
 
-// tokenizer.ggml.token_type values (model-spec §2.5).
-enum class TokenType : int32_t { kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5 };
-
-struct SynthVocab {
-  std::vector<std::string> tokens;
-  std::vector<int32_t> token_types;
-  std::vector<std::string> merges;
-  uint32_t eos_id = 0;  // <|im_end|>
-  uint32_t pad_id = 0;  // <|endoftext|>
-  std::string chat_template;
-};
-
 // Exactly `vocab_size` tokens: 256 byte tokens, merges while they fit, the specials, "[PAD<i>]"
-// rows. Throws Error(kInput) if vocab_size cannot hold the byte tokens and the specials.
-SynthVocab builtin_vocab(int64_t vocab_size);
+// rows; eos <|im_end|>, pad <|endoftext|>, no BOS, pre-tokenizer qwen35. Throws Error(kInput) if
+// vocab_size cannot hold the byte tokens and the specials.
+text::Vocab builtin_vocab(int64_t vocab_size);
+
+// A Hugging Face tokenizer.json (+ tokenizer_config.json) read from disk through
+// text::import_hf_tokenizer, unpadded; the built-in chat template if the config has none.
+// Throws Error(kIo) if a file cannot be read.
+text::Vocab import_vocab_files(const std::string& tokenizer_path, const std::string* config_path);
+
+// Appends "[PAD<i>]" UNUSED rows up to `size` tokens, as the converter does (model-spec §2.5).
+// Throws Error(kInput) if the vocabulary already has more than `size` tokens.
+void pad_vocab(text::Vocab& vocab, int64_t size);
 
 // The Qwen3.5 added tokens in id order, starting at <|endoftext|> (model-spec §7.3).
 const std::vector<std::string_view>& qwen_special_tokens();

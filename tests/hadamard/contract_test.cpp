@@ -19,9 +19,9 @@ using ::testing::HasSubstr;
 using testing::TinyQwen35;
 
 std::optional<Contract> read(const TinyQwen35& model) {
-  const std::string path = testing::temp_path("model.gguf");
-  model.write(path);
-  return read_contract(gguf::Reader::open(path));
+  const testing::TempFile file("model.gguf");
+  model.write(file.path());
+  return read_contract(gguf::Reader::open(file.path()));
 }
 
 // Reads the contract of `model` and expects Error(kContract) naming `what` and the file.

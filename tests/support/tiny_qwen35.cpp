@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 #include <stdexcept>
+#include <system_error>
 
 #include <unistd.h>
 
@@ -95,7 +96,7 @@ TinyQwen35& TinyQwen35::make() {
     };
     add_tensor(name("attn_norm.weight"), TensorType::kF32, {d});
     add_tensor(name("post_attention_norm.weight"), TensorType::kF32, {d});
-    if ((l + 1) % 4 == 0) {
+    if (std::ranges::find(attention_layers, l) != attention_layers.end()) {
       folded_tensor("attn_q.weight", {d, 2 * n_head * head_dim});
       folded_tensor("attn_k.weight", {d, n_head_kv * head_dim});
       folded_tensor("attn_v.weight", {d, n_head_kv * head_dim});
@@ -196,13 +197,18 @@ void TinyQwen35::write(const std::string& path) const {
   writer.finish();
 }
 
-std::string temp_path(const std::string& name) {
+TempFile::TempFile(const std::string& name) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tern_tests";
   std::filesystem::create_directories(dir);
   std::string file = fmt::format("{}.{}.{}.{}", info->test_suite_name(), info->name(), ::getpid(), name);
   std::ranges::replace(file, '/', '_');  // parameterised test names contain '/'
-  return (dir / file).string();
+  path_ = (dir / file).string();
+}
+
+TempFile::~TempFile() {
+  std::error_code ignored;
+  std::filesystem::remove(path_, ignored);
 }
 
 }  // namespace tern::testing

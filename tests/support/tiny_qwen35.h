@@ -23,7 +23,8 @@ struct TinyQwen35 {
   // Hyperparameters (written as qwen35.* keys by make()).
   int64_t d = 256;
   int64_t d_ff = 512;
-  int64_t n_layer = 4;  // layer 3 is full attention (interval 4)
+  int64_t n_layer = 4;
+  std::vector<int64_t> attention_layers{3};  // the tensor layout; the keys say interval 4
   int64_t n_head = 2;
   int64_t n_head_kv = 1;
   int64_t head_dim = 64;
@@ -57,7 +58,17 @@ struct TinyQwen35 {
   void write(const std::string& path) const;
 };
 
-// A fresh path under the test temp directory, unique per running test and `name`.
-std::string temp_path(const std::string& name);
+// A path under the temp directory, unique per running test and `name`; the file is removed on scope exit.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& name);
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace tern::testing

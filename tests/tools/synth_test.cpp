@@ -21,6 +21,7 @@
 #include "model/fold_coverage.h"
 #include "quant/codec.h"
 #include "tools/synth_plan.h"
+#include "tools/synth_vocab.h"
 
 namespace tern::tools {
 namespace {
@@ -466,6 +467,34 @@ TEST(SynthSpecTest, RejectsDimensionsThatCannotMakeAValidFile) {
   rejects([](SynthSpec& s) { s.ternary_type = TensorType::kF32; });
   EXPECT_THROW(synth_preset("70b"), Error);
   EXPECT_THROW(builtin_vocab(200), Error);
+}
+
+TEST(SynthCli, ImportsAHuggingFaceTokenizerAndGrowsTheVocabularyToHoldIt) {
+  const std::string json_path = temp_path("synth_cli_tokenizer.json");
+  const std::string config_path = temp_path("synth_cli_tokenizer_config.json");
+  std::ofstream(json_path) << R"({
+    "normalizer": {"type": "NFC"},
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false},
+      {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}]},
+    "added_tokens": [{"id": 1100, "content": "<|im_end|>", "special": true}],
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}})";
+  std::ofstream(config_path) << R"({"eos_token": "<|im_end|>", "add_bos_token": false})";
+  const std::string path = temp_path("synth_cli_hf.gguf");
+  const std::string cmd = std::string(TERN_BINARY) + " synth --layers 4 --tokenizer " + json_path +
+                          " --tokenizer-config " + config_path + " -o " + path + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const auto file = gguf::Reader::open(path);
+  EXPECT_EQ(file.tensor("token_embd.weight").ne[1], 1152);  // 1101 tokens padded to a multiple of 128
+  const auto& tokens = file.get_array("tokenizer.ggml.tokens").items;
+  ASSERT_EQ(tokens.size(), 1152u);
+  EXPECT_EQ(std::get<std::string>(tokens[2].data), "ab");
+  EXPECT_EQ(std::get<std::string>(tokens[1151].data), "[PAD1151]");
+  EXPECT_EQ(file.get_uint("tokenizer.ggml.eos_token_id"), 1100u);
+  EXPECT_EQ(file.get_string("tokenizer.chat_template"), builtin_chat_template());  // the config has none
+  std::remove(path.c_str());
+  std::remove(json_path.c_str());
+  std::remove(config_path.c_str());
 }
 
 TEST(SynthCli, OverridesDimensionsAndRefusesBadOptions) {

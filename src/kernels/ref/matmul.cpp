@@ -23,13 +23,23 @@ double ternary_block(const uint8_t codes[], int64_t n, uint16_t d_bits, const fl
   return acc * static_cast<double>(fp16_to_fp32(d_bits));
 }
 
-double dot_pq2(const uint8_t* row, int64_t cols, const float* x) {
+// PQ2_0 (§3.3) and mainline Q2_0 (§3.1) share one block layout: {fp16 d; u8 qs[n/4]}, code j at
+// bits 2(j%4) of qs[j/4], value (code − 1)·d (code 3 is +2d). Decoded in place, byte by byte.
+double dot_2bit_blocks(const uint8_t* row, int64_t cols, int64_t block_elems, const float* x) {
+  static constexpr double kCodeValue[4] = {-1.0, 0.0, 1.0, 2.0};
+  const size_t block_bytes = 2 + static_cast<size_t>(block_elems) / 4;
   double acc = 0.0;
-  uint8_t codes[quant::kTernaryBlock];
-  for (int64_t b = 0; b < cols / quant::kTernaryBlock; ++b) {
-    uint16_t d_bits;
-    quant::pq2_unpack(row + b * quant::kPq2Bytes, codes, &d_bits);
-    acc += ternary_block(codes, quant::kTernaryBlock, d_bits, x + b * quant::kTernaryBlock);
+  for (int64_t b = 0; b < cols / block_elems; ++b) {
+    const uint8_t* block = row + static_cast<size_t>(b) * block_bytes;
+    const uint8_t* qs = block + 2;
+    const float* xb = x + b * block_elems;
+    double block_acc = 0.0;
+    for (int64_t i = 0; i < block_elems / 4; ++i) {
+      const unsigned q = qs[i];
+      block_acc += kCodeValue[q & 3u] * xb[4 * i] + kCodeValue[(q >> 2) & 3u] * xb[4 * i + 1] +
+                   kCodeValue[(q >> 4) & 3u] * xb[4 * i + 2] + kCodeValue[(q >> 6) & 3u] * xb[4 * i + 3];
+    }
+    acc += block_acc * static_cast<double>(fp16_to_fp32(load_u16(block)));
   }
   return acc;
 }
@@ -41,20 +51,6 @@ double dot_ptq1(const uint8_t* row, int64_t cols, const float* x) {
     uint16_t d_bits;
     quant::ptq1_unpack(row + b * quant::kPtq1Bytes, trits, &d_bits);
     acc += ternary_block(trits, quant::kTernaryBlock, d_bits, x + b * quant::kTernaryBlock);
-  }
-  return acc;
-}
-
-// Mainline Q2_0 (§3.1): {fp16 d; u8 qs[16]} per 64 values, code j at bits 2(j%4) of qs[j/4].
-double dot_q2(const uint8_t* row, int64_t cols, const float* x) {
-  constexpr int64_t kBlock = 64;
-  constexpr size_t kBytes = 18;
-  double acc = 0.0;
-  uint8_t codes[kBlock];
-  for (int64_t b = 0; b < cols / kBlock; ++b) {
-    const uint8_t* block = row + b * kBytes;
-    for (int64_t j = 0; j < kBlock; ++j) codes[j] = (block[2 + j / 4] >> (2 * (j % 4))) & 3u;
-    acc += ternary_block(codes, kBlock, load_u16(block), x + b * kBlock);
   }
   return acc;
 }
@@ -87,11 +83,11 @@ float dot_row(const MatrixView& w, int64_t row, const float* x) {
   const uint8_t* bytes = w.row(row);
   switch (w.type) {
     case quant::TensorType::kPQ2_0:
-      return static_cast<float>(dot_pq2(bytes, w.cols, x));
+      return static_cast<float>(dot_2bit_blocks(bytes, w.cols, quant::kTernaryBlock, x));
     case quant::TensorType::kPTQ1_0:
       return static_cast<float>(dot_ptq1(bytes, w.cols, x));
     case quant::TensorType::kQ2_0:
-      return static_cast<float>(dot_q2(bytes, w.cols, x));
+      return static_cast<float>(dot_2bit_blocks(bytes, w.cols, 64, x));
     case quant::TensorType::kF32:
       return static_cast<float>(dot_f32(bytes, w.cols, x));
     case quant::TensorType::kF16:

@@ -147,18 +147,25 @@ class Lexer {
   size_t lex_tag(size_t pos, TokenKind begin, TokenKind end, char close_char) {
     const int tag_line = line_at(pos);
     tokens_.push_back({begin, "", tag_line});
+    int open_brackets = 0;  // as in jinja2, "}}" inside ( [ { does not close the tag
     while (true) {
       while (pos < source_.size() && std::isspace(static_cast<unsigned char>(source_[pos]))) ++pos;
       if (pos >= source_.size())
         fail(ErrorKind::kUnsupported, "chat template line {}: tag is never closed", tag_line);
       const bool minus = source_[pos] == '-' || source_[pos] == '+';
       const size_t close_at = minus ? pos + 1 : pos;
-      if (source_.compare(close_at, 2, std::string{close_char, '}'}) == 0) {
+      if (open_brackets == 0 && source_.compare(close_at, 2, std::string{close_char, '}'}) == 0) {
         tokens_.push_back({end, "", line_at(pos)});
         return after_close(close_at + 2, source_[pos] == '-', source_[pos] == '+',
                            end == TokenKind::kBlockEnd);
       }
       pos = lex_expression_token(pos);
+      const Token& token = tokens_.back();
+      if (token.kind == TokenKind::kOperator) {
+        if (token.value == "(" || token.value == "[" || token.value == "{") ++open_brackets;
+        if ((token.value == ")" || token.value == "]" || token.value == "}") && open_brackets > 0)
+          --open_brackets;
+      }
     }
   }
 

@@ -57,7 +57,12 @@ class Parser {
     return true;
   }
   [[noreturn]] void fail_here(std::string_view what) const {
-    const std::string found = peek().kind == TokenKind::kEnd ? "end of template" : "'" + peek().value + "'";
+    const TokenKind kind = peek().kind;
+    const std::string found = kind == TokenKind::kEnd        ? "end of template"
+                              : kind == TokenKind::kVarEnd   ? "'}}'"
+                              : kind == TokenKind::kBlockEnd ? "'%}'"
+                              : kind == TokenKind::kText     ? "template text"
+                                                             : "'" + peek().value + "'";
     fail(ErrorKind::kUnsupported, "chat template line {}: expected {}, found {}", peek().line, what, found);
   }
   void expect_operator(std::string_view op) {

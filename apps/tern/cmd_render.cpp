@@ -1,0 +1,50 @@
+// tern render MODEL REQUEST.json: the prompt the model's own chat template makes of an OpenAI
+// chat-completions request, printed byte for byte with nothing added (model-spec §7.4).
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "apps/tern/commands.h"
+#include "core/error.h"
+#include "gguf/reader.h"
+#include "text/chat_template.h"
+
+namespace tern::app {
+namespace {
+
+nlohmann::ordered_json read_request(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::kIo, "{}: cannot open", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto request = nlohmann::ordered_json::parse(text.str(), nullptr, false);
+  if (request.is_discarded()) fail(ErrorKind::kInput, "{}: not valid JSON", path);
+  return request;
+}
+
+}  // namespace
+
+void add_render_command(CLI::App& app) {
+  struct Options {
+    std::string model;
+    std::string request;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd =
+      app.add_subcommand("render", "Print the prompt the model's chat template makes of a request");
+  cmd->add_option("model", options->model, "GGUF model file")->required();
+  cmd->add_option("request", options->request, "OpenAI chat-completions request body (JSON file)")
+      ->required();
+  cmd->callback([options] {
+    const gguf::Reader file = gguf::Reader::open(options->model);
+    const text::ChatTemplate chat_template = text::load_chat_template(file);
+    const std::string prompt = chat_template.render(read_request(options->request));
+    if (std::fwrite(prompt.data(), 1, prompt.size(), stdout) != prompt.size() || std::fflush(stdout) != 0)
+      fail(ErrorKind::kIo, "render: cannot write to stdout");
+  });
+}
+
+}  // namespace tern::app

@@ -1,0 +1,172 @@
+// kernels/cpu throughput: PQ2_0 matvec (decode) and GEMM (prefill) on the 27B shapes with 1 and 2
+// threads, activation quantisation, and the machine probes (read bandwidth, int8 dot peak).
+// Weights rotate through a 1 GiB arena (larger than any cache here, L3 included) so every matvec reads
+// from DRAM, as decode does. Rates are per CPU-second of the main thread (Google Benchmark's default):
+// on a shared, oversubscribed machine wall time measures the neighbours; with 2 threads the main thread
+// does half the rows, so its rate approximates the pair's throughput.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/bandwidth.h"
+#include "kernels/cpu/dot_peak.h"
+#include "kernels/cpu/pq2_matmul.h"
+
+namespace tern::kernels::cpu {
+namespace {
+
+constexpr size_t kArenaBytes = size_t{1} << 30;
+constexpr uint16_t kScaleBits = 0x2400;  // fp16 2^-6: a normal value, so no float assists
+
+// Random codes with every block scale set to kScaleBits; blocks sit at multiples of 34 bytes.
+const uint8_t* weight_arena() {
+  static const std::unique_ptr<uint8_t[]> arena = [] {
+    std::unique_ptr<uint8_t[]> bytes(new uint8_t[kArenaBytes]);
+    std::mt19937_64 rng(7);
+    for (size_t i = 0; i + 8 <= kArenaBytes; i += 8) {
+      const uint64_t v = rng();
+      std::memcpy(bytes.get() + i, &v, 8);
+    }
+    for (size_t at = 0; at + kPq2BlockBytes <= kArenaBytes; at += kPq2BlockBytes) {
+      std::memcpy(bytes.get() + at, &kScaleBits, 2);
+    }
+    return bytes;
+  }();
+  return arena.get();
+}
+
+ThreadPool& pool_of(int threads) {
+  static ThreadPool one(1), two(2);
+  return threads == 1 ? one : two;
+}
+
+std::vector<float> gaussian(int64_t n) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = normal(rng);
+  return x;
+}
+
+// args: K, N, threads, tokens, rotate (0: one copy that stays in cache, the instruction-bound rate).
+void BM_Pq2Matmul(benchmark::State& state) {
+  const int64_t k = state.range(0), n = state.range(1), tokens = state.range(3);
+  const bool rotate = state.range(4) != 0;
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
+  const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
+  const size_t matrix_bytes = row_bytes * static_cast<size_t>(n);
+  const size_t copies = rotate ? kArenaBytes / matrix_bytes : 1;
+  const uint8_t* arena = weight_arena();
+  const std::vector<float> x = gaussian(k * tokens);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), k, tokens);
+  std::vector<float> y(static_cast<size_t>(n * tokens));
+  size_t copy = 0;
+  for (auto _ : state) {
+    const Pq2Matrix w{arena + copy * matrix_bytes, n, k, row_bytes};
+    pq2_matmul(y.data(), w, acts, &pool);
+    benchmark::DoNotOptimize(y.data());
+    copy = (copy + 1) % copies;
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["GB"] = benchmark::Counter(iterations * static_cast<double>(matrix_bytes) / 1e9,
+                                            benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k * tokens) / 1e9,
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.SetLabel(cpu_features().has_avx2_fma() ? "avx2" : "scalar");
+}
+
+// The 27B matmul shapes (K, N): attention q+gate / k / v, o_proj, GDN qkv / z / out, FFN gate|up / down.
+void DecodeShapes(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][2] = {{5120, 1024},  {5120, 6144}, {5120, 10240}, {5120, 12288},
+                               {5120, 17408}, {6144, 5120}, {17408, 5120}};
+  for (int threads : {1, 2})
+    for (const auto& s : shapes) b->Args({s[0], s[1], threads, 1, 1});
+}
+BENCHMARK(BM_Pq2Matmul)->Name("Pq2Matvec")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
+// 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
+BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
+
+void PrefillShapes(benchmark::internal::Benchmark* b) {
+  for (int64_t tokens : {64, 512})
+    for (int threads : {1, 2}) {
+      b->Args({5120, 2048, threads, tokens, 1});
+      b->Args({17408, 1024, threads, tokens, 1});
+    }
+}
+BENCHMARK(BM_Pq2Matmul)->Name("Pq2Gemm")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
+
+// Activation quantisation of one token (the cost added to each matmul site), args: K.
+void BM_QuantizeActivations(benchmark::State& state) {
+  const int64_t k = state.range(0);
+  const std::vector<float> x = gaussian(k);
+  ActBuffer buffer;
+  buffer.reserve(k, 1);
+  for (auto _ : state) {
+    const QuantizedActs acts = buffer.quantize(x.data(), k, 1);
+    benchmark::DoNotOptimize(acts.q);
+  }
+  state.SetItemsProcessed(state.iterations() * k);
+}
+BENCHMARK(BM_QuantizeActivations)->Arg(5120)->Arg(6144)->Arg(17408);
+
+// Streaming read of the weight arena on one thread (the decode roofline per core).
+void BM_StreamRead(benchmark::State& state) {
+  const auto* words = reinterpret_cast<const uint64_t*>(weight_arena());
+  const size_t n = kArenaBytes / sizeof(uint64_t);
+  for (auto _ : state) {
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (size_t i = 0; i < n; i += 4) {
+      s0 += words[i];
+      s1 += words[i + 1];
+      s2 += words[i + 2];
+      s3 += words[i + 3];
+    }
+    benchmark::DoNotOptimize(s0 + s1 + s2 + s3);
+  }
+  state.counters["GB"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(kArenaBytes) / 1e9,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond);
+
+// In-cache maddubs + add throughput of one core: the prefill roofline.
+void BM_Int8DotPeak(benchmark::State& state) {
+  if (!cpu_features().has_avx2_fma()) {
+    state.SkipWithError("needs AVX2");
+    return;
+  }
+  constexpr int64_t kRounds = 1'000'000;
+  for (auto _ : state) benchmark::DoNotOptimize(int8_dot_chains_avx2(kRounds));
+  state.counters["GMAC"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(kRounds * kDotChainMacs) / 1e9,
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Int8DotPeak)->Unit(benchmark::kMillisecond);
+
+// The wall-clock probes `tern bench` uses (meaningful on an otherwise idle machine).
+void BM_ProbeReadBandwidth(benchmark::State& state) {
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(0)));
+  double gbs = 0.0;
+  for (auto _ : state) gbs = measure_read_bandwidth_gbs(pool, size_t{1} << 30);
+  state.counters["GB/s"] = gbs;
+}
+BENCHMARK(BM_ProbeReadBandwidth)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_ProbeInt8Dot(benchmark::State& state) {
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(0)));
+  double gmacs = 0.0;
+  for (auto _ : state) gmacs = measure_int8_dot_gmacs(pool);
+  state.counters["GMAC/s"] = gmacs;
+}
+BENCHMARK(BM_ProbeInt8Dot)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace tern::kernels::cpu

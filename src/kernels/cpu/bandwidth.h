@@ -1,0 +1,21 @@
+// Machine probes for the roofline `tern bench` reports: streaming DRAM read bandwidth and the int8 dot
+// throughput the ternary kernels are built from.
+#pragma once
+
+#include <cstddef>
+
+namespace tern {
+class ThreadPool;
+}
+
+namespace tern::kernels::cpu {
+
+// Streams a buffer of `bytes` (use >= 1 GB so no cache holds it) split evenly over the pool's threads,
+// best of several passes after one warm-up; returns GB/s (1e9 bytes per second).
+double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes);
+
+// In-cache int8 multiply-accumulate rate on every pool thread, in G MAC/s: AVX2 maddubs (u8 x s8)
+// each followed by the int16 add that accumulates it, eight independent chains; 0 without AVX2.
+double measure_int8_dot_gmacs(ThreadPool& pool);
+
+}  // namespace tern::kernels::cpu

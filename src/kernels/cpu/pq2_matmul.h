@@ -1,0 +1,48 @@
+// PQ2_0 ternary matmul against int8 activations (act_quant.h): y = W · x for one token (decode) or a
+// chunk of tokens (prefill), multi-threaded over rows. Per block,
+//   dot(w, x) ≈ d_w · d_x · (Σ code·q − Σ q),
+// which is exact in the integers for every code 0..3 (code 3 decodes as +2·d_w, model-spec §3.2), so no
+// scan for code 3 is needed. Each fast path has a scalar twin with the same arithmetic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/act_quant.h"
+
+namespace tern {
+class ThreadPool;
+}
+
+namespace tern::kernels::cpu {
+
+inline constexpr size_t kPq2BlockBytes = 34;  // {fp16 d; u8 qs[32]}
+
+// A PQ2_0 matrix as stored in the file: `rows` rows of cols/128 blocks, row r at data + r * row_bytes.
+struct Pq2Matrix {
+  const uint8_t* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_bytes = 0;
+};
+
+// y[t * y_stride + r] = row r of W · token t, for rows [row_begin, row_end) and every token of `a`.
+using Pq2RowsKernel = void (*)(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+                               int64_t row_begin, int64_t row_end);
+
+void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+                     int64_t row_begin, int64_t row_end);
+// Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
+void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
+                   int64_t row_end);
+
+// The fastest kernel this CPU runs (after the TERN_ISA cap).
+Pq2RowsKernel pq2_rows_kernel();
+
+// y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
+// the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or
+// row_bytes is too small. Allocates nothing.
+void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool);
+void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool, Pq2RowsKernel kernel);
+
+}  // namespace tern::kernels::cpu

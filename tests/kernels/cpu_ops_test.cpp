@@ -1,0 +1,56 @@
+// cpu_ops: PQ2_0 matmuls go to the int8 kernels (close to the oracle), other types to the oracle itself.
+#include "kernels/cpu/cpu_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/half.h"
+#include "core/thread_pool.h"
+#include "quant/codec.h"
+
+namespace tern::kernels {
+namespace {
+
+TEST(CpuOps, Pq2MatmulTracksTheOracleAndF32IsTheOracle) {
+  constexpr int64_t kRows = 21, kCols = 512, kTokens = 3;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> dense(kRows * kCols), x(kTokens * kCols);
+  for (auto& v : dense) v = normal(rng) * 0.02f;
+  for (auto& v : x) v = normal(rng);
+  const size_t row_bytes = kCols / 128 * quant::kPq2Bytes;
+  std::vector<uint8_t> pq2(row_bytes * kRows);
+  for (int64_t r = 0; r < kRows; ++r)
+    quant::quantize_row(quant::TensorType::kPQ2_0, dense.data() + r * kCols, pq2.data() + r * row_bytes,
+                        kCols);
+
+  ThreadPool pool(2);
+  const Ops& cpu = cpu_ops(pool);
+  EXPECT_STREQ(cpu.name, "cpu");
+  const Ops& ref = reference_ops();
+
+  const MatrixView ternary{quant::TensorType::kPQ2_0, pq2.data(), kCols, kRows, row_bytes};
+  std::vector<float> y_cpu(kTokens * kRows), y_ref(kTokens * kRows);
+  cpu.matmul(y_cpu.data(), ternary, x.data(), kTokens);
+  ref.matmul(y_ref.data(), ternary, x.data(), kTokens);
+  double rms = 0.0, worst = 0.0;
+  for (size_t i = 0; i < y_ref.size(); ++i) {
+    rms += static_cast<double>(y_ref[i]) * y_ref[i];
+    worst = std::max(worst, std::fabs(static_cast<double>(y_cpu[i]) - y_ref[i]));
+  }
+  rms = std::sqrt(rms / static_cast<double>(y_ref.size()));
+  EXPECT_LT(worst, 0.05 * rms);  // int8 activations: a few percent of the output scale at most
+  EXPECT_GT(worst, 0.0);         // and it really is the int8 path, not the oracle
+
+  const MatrixView f32{quant::TensorType::kF32, reinterpret_cast<const uint8_t*>(dense.data()), kCols, kRows,
+                       kCols * sizeof(float)};
+  cpu.matmul(y_cpu.data(), f32, x.data(), kTokens);
+  ref.matmul(y_ref.data(), f32, x.data(), kTokens);
+  EXPECT_EQ(y_cpu, y_ref);
+}
+
+}  // namespace
+}  // namespace tern::kernels

@@ -1,0 +1,218 @@
+#include "runtime/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <random>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/ref/argmax.h"
+#include "tests/model/tiny_model.h"
+
+namespace tern::runtime {
+namespace {
+
+using model::Model;
+
+std::vector<int32_t> random_prompt(const Model& m, size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(m.config().vocab_size - 1));
+  std::vector<int32_t> out;
+  while (out.size() < n) {
+    const int32_t t = id(rng);
+    if (m.accepts_token(t)) out.push_back(t);
+  }
+  return out;
+}
+
+// Logits for every position, fed one token per step.
+std::vector<float> walk(Engine& engine, const std::vector<int32_t>& tokens,
+                        KvPrecision kv = KvPrecision::kF16) {
+  SequenceState seq = engine.new_sequence(static_cast<int64_t>(tokens.size()), kv);
+  std::vector<float> all;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    BatchItem item{&seq, std::span(tokens).subspan(i, 1), LogitsWanted::kLast};
+    engine.step({&item, 1});
+    all.insert(all.end(), item.logits.begin(), item.logits.end());
+  }
+  return all;
+}
+
+class EngineTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() { model_ = Model::open(testing_support::tiny_pq2_model()).release(); }
+  static void TearDownTestSuite() { delete model_; }
+  static const Model* model_;
+  int64_t vocab() const { return model_->config().vocab_size; }
+};
+const Model* EngineTest::model_ = nullptr;
+
+TEST_F(EngineTest, ChunkedPrefillAgreesWithTheTokenWalk) {
+  Engine engine(*model_, EngineOptions{.max_batch_tokens = 160});
+  const auto prompt = random_prompt(*model_, 150, 1);  // two full chunks of 64 and a partial one
+  SequenceState seq = engine.new_sequence(150);
+  BatchItem item{&seq, prompt, LogitsWanted::kAll};
+  engine.step({&item, 1});
+  ASSERT_EQ(item.logits.size(), prompt.size() * vocab());
+  const std::vector<float> chunked(item.logits.begin(), item.logits.end());
+  const std::vector<float> walked = walk(engine, prompt);
+  double worst = 0, max_logit = 0;
+  for (size_t i = 0; i < chunked.size(); ++i) {
+    worst = std::max(worst, double(std::abs(chunked[i] - walked[i])));
+    max_logit = std::max(max_logit, double(std::abs(walked[i])));
+  }
+  std::printf("chunked prefill vs walk: worst |dlogit| %.3g (max |logit| %.3g)\n", worst, max_logit);
+  for (size_t p = 0; p < prompt.size(); ++p) {
+    EXPECT_EQ(kernels::ref::argmax(&chunked[p * vocab()], vocab()),
+              kernels::ref::argmax(&walked[p * vocab()], vocab()))
+        << "position " << p;
+  }
+  EXPECT_LE(worst, 1e-4 * max_logit);
+  EXPECT_EQ(seq.position(), 150);
+}
+
+TEST_F(EngineTest, BatchGivesExactlyWhatEachGivesAlone) {
+  Engine engine(*model_);
+  const auto a = random_prompt(*model_, 70, 2);
+  const auto b = random_prompt(*model_, 1, 3);
+  const auto c = random_prompt(*model_, 9, 4);
+  // Alone.
+  std::vector<std::vector<float>> alone;
+  for (const auto* tokens : {&a, &b, &c}) {
+    SequenceState seq = engine.new_sequence(80);
+    BatchItem item{&seq, *tokens, LogitsWanted::kAll};
+    engine.step({&item, 1});
+    alone.emplace_back(item.logits.begin(), item.logits.end());
+  }
+  // Together, in another order.
+  SequenceState sa = engine.new_sequence(80), sb = engine.new_sequence(80), sc = engine.new_sequence(80);
+  std::vector<BatchItem> batch{
+      {&sc, c, LogitsWanted::kAll}, {&sa, a, LogitsWanted::kAll}, {&sb, b, LogitsWanted::kAll}};
+  engine.step(batch);
+  EXPECT_EQ(std::vector<float>(batch[1].logits.begin(), batch[1].logits.end()), alone[0]);
+  EXPECT_EQ(std::vector<float>(batch[2].logits.begin(), batch[2].logits.end()), alone[1]);
+  EXPECT_EQ(std::vector<float>(batch[0].logits.begin(), batch[0].logits.end()), alone[2]);
+}
+
+TEST_F(EngineTest, DecodeRowsAndPrefillChunksShareAStep) {
+  Engine engine(*model_);
+  const auto prompt = random_prompt(*model_, 12, 5);
+  const auto other = random_prompt(*model_, 20, 6);
+  const std::vector<float> walked = walk(engine, prompt);
+  SequenceState s1 = engine.new_sequence(32), s2 = engine.new_sequence(32);
+  std::vector<BatchItem> batch;
+  for (size_t i = 0; i < prompt.size(); ++i) {  // s1 decodes token by token while s2 prefills chunks
+    batch = {{&s1, std::span(prompt).subspan(i, 1), LogitsWanted::kLast}};
+    if (i < 4) batch.push_back({&s2, std::span(other).subspan(5 * i, 5), LogitsWanted::kNone});
+    engine.step(batch);
+    EXPECT_EQ(std::vector<float>(batch[0].logits.begin(), batch[0].logits.end()),
+              std::vector<float>(walked.begin() + i * vocab(), walked.begin() + (i + 1) * vocab()));
+    if (batch.size() > 1) {
+      EXPECT_TRUE(batch[1].logits.empty());
+    }
+  }
+  EXPECT_EQ(s2.position(), 20);
+}
+
+TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogits) {
+  const auto ptq1 = Model::open(testing_support::tiny_ptq1_model());
+  ASSERT_EQ(ptq1->weights().output.type, quant::TensorType::kPTQ1_0);
+  Engine e1(*model_), e2(*ptq1);
+  const auto prompt = random_prompt(*model_, 40, 7);
+  SequenceState s1 = e1.new_sequence(40), s2 = e2.new_sequence(40);
+  BatchItem i1{&s1, prompt, LogitsWanted::kAll}, i2{&s2, prompt, LogitsWanted::kAll};
+  e1.step({&i1, 1});
+  e2.step({&i2, 1});
+  EXPECT_EQ(std::vector<float>(i1.logits.begin(), i1.logits.end()),
+            std::vector<float>(i2.logits.begin(), i2.logits.end()));
+}
+
+TEST_F(EngineTest, DenseUnfoldedFileMatchesTheFoldedOne) {
+  const auto dense = Model::open(testing_support::tiny_dense_model());
+  Engine folded(*model_), unfolded(*dense);
+  const auto prompt = random_prompt(*model_, 30, 8);
+  const auto a = walk(folded, prompt, KvPrecision::kF32);
+  const auto b = walk(unfolded, prompt, KvPrecision::kF32);
+  double worst = 0, max_logit = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, double(std::abs(a[i] - b[i])));
+    max_logit = std::max(max_logit, double(std::abs(a[i])));
+  }
+  std::printf("folded ternary vs dense unfolded: worst |dlogit| %.3g (max |logit| %.3g)\n", worst, max_logit);
+  EXPECT_LE(worst, 1e-4 * max_logit);
+  for (size_t p = 0; p < prompt.size(); ++p) {
+    EXPECT_EQ(kernels::ref::argmax(&a[p * vocab()], vocab()), kernels::ref::argmax(&b[p * vocab()], vocab()));
+  }
+}
+
+TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
+  Engine engine(*model_);
+  const auto prompt = random_prompt(*model_, 5, 9);
+  SequenceState seq = engine.new_sequence(4);
+  BatchItem first{&seq, std::span(prompt).first(3), LogitsWanted::kLast};
+  engine.step({&first, 1});
+  const SequenceState before = seq;
+  BatchItem over{&seq, std::span(prompt).subspan(3, 2), LogitsWanted::kLast};
+  try {
+    engine.step({&over, 1});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity) << e.what();
+  }
+  EXPECT_EQ(seq.position(), 3);
+  EXPECT_TRUE(std::equal(seq.recurrent_state(0).begin(), seq.recurrent_state(0).end(),
+                         before.recurrent_state(0).begin()));
+  BatchItem last{&seq, std::span(prompt).subspan(3, 1), LogitsWanted::kLast};
+  engine.step({&last, 1});
+  EXPECT_EQ(seq.position(), 4);
+}
+
+TEST_F(EngineTest, BadTokensAndBatchesAreInputErrors) {
+  Engine engine(*model_, EngineOptions{.max_batch_tokens = 8});
+  SequenceState seq = engine.new_sequence(16);
+  auto expect_error = [&](std::vector<BatchItem> batch, ErrorKind kind) {
+    try {
+      engine.step(batch);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), kind) << e.what();
+    }
+    EXPECT_EQ(seq.position(), 0);
+  };
+  const std::vector<int32_t> too_big{static_cast<int32_t>(vocab())};
+  const std::vector<int32_t> negative{-1};
+  std::vector<int32_t> unused;
+  for (int32_t id = static_cast<int32_t>(vocab()) - 1; id >= 0 && unused.empty(); --id) {
+    if (!model_->accepts_token(id)) unused.push_back(id);
+  }
+  ASSERT_FALSE(unused.empty()) << "the tiny vocabulary has [PAD] rows typed UNUSED";
+  const auto ok = random_prompt(*model_, 9, 10);
+  expect_error({{&seq, too_big, LogitsWanted::kLast}}, ErrorKind::kInput);
+  expect_error({{&seq, negative, LogitsWanted::kLast}}, ErrorKind::kInput);
+  expect_error({{&seq, unused, LogitsWanted::kLast}}, ErrorKind::kInput);
+  expect_error({{&seq, {}, LogitsWanted::kLast}}, ErrorKind::kInput);
+  expect_error({{&seq, std::span(ok).first(1), LogitsWanted::kLast},
+                {&seq, std::span(ok).first(1), LogitsWanted::kLast}},
+               ErrorKind::kInput);
+  expect_error({{&seq, ok, LogitsWanted::kLast}}, ErrorKind::kCapacity);  // 9 > max_batch_tokens
+}
+
+TEST_F(EngineTest, TinyModelDecodeRate) {
+  Engine engine(*model_);
+  const auto prompt = random_prompt(*model_, 64, 11);
+  const auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();
+  walk(engine, prompt);
+  const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Reported, not asserted (no timing assertions); CPU time is the figure on a shared machine.
+  std::printf("tiny model, ref kernels, one thread: %.0f tok/s decode (wall), %.0f tok/s (CPU time)\n",
+              64 / wall, 64 / cpu);
+}
+
+}  // namespace
+}  // namespace tern::runtime
