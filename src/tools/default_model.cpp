@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tools/synth.h"
+#include "tools/synth_vocab.h"
 
 namespace tern::tools {
 

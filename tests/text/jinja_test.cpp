@@ -90,5 +90,15 @@ TEST(JinjaTemplate, ScopesLoopsMacrosAndNamespaces) {
   EXPECT_THROW(render("{{ 'a' + 1 }}"), Error);
 }
 
+TEST(JinjaTemplate, BoundsHostileTemplates) {
+  expect_load_error("{{ " + std::string(1000, '(') + "1" + std::string(1000, ')') + " }}",
+                    "nesting deeper than");
+  EXPECT_THROW(render("{{ 'x' * 1000000000000 }}"), Error);
+  EXPECT_THROW(render("{{ 3 ** 100 }}"), Error);
+  EXPECT_EQ(render("{{ 1 ** 1000000000000000 }} {{ 2 ** 62 }} {{ (-2) ** 63 }}"),
+            "1 4611686018427387904 -9223372036854775808");
+  EXPECT_THROW(render("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"), Error);
+}
+
 }  // namespace
 }  // namespace tern::text::jinja

@@ -32,7 +32,8 @@ TEST(RenderCli, PrintsTheTemplatesBytesExactly) {
   testing::TinyQwen35 model;
   model.make();
   model.set("tokenizer.chat_template", gguf::Value::string(read_file(kQwen35 / "template.jinja")));
-  const std::string model_path = testing::temp_path("render.gguf");
+  const testing::TempFile model_path_file("render.gguf");
+  const std::string& model_path = model_path_file.path();
   model.write(model_path);
 
   std::ifstream cases(kQwen35 / "cases.jsonl");
@@ -42,8 +43,10 @@ TEST(RenderCli, PrintsTheTemplatesBytesExactly) {
     const auto fixture = nlohmann::ordered_json::parse(line);
     if (!fixture.contains("expected") || fixture["request"].dump().find("tools") == std::string::npos)
       continue;
-    const std::string request_path = testing::temp_path("request.json");
-    const std::string out_path = testing::temp_path("prompt.txt");
+    const testing::TempFile request_path_file("request.json");
+    const std::string& request_path = request_path_file.path();
+    const testing::TempFile out_path_file("prompt.txt");
+    const std::string& out_path = out_path_file.path();
     write_file(request_path, fixture["request"].dump());
     const std::string cmd =
         std::string(TERN_BINARY) + " render " + model_path + " " + request_path + " > " + out_path;
@@ -58,11 +61,14 @@ TEST(RenderCli, FailsWithOneLineForATemplateError) {
   testing::TinyQwen35 model;
   model.make();
   model.set("tokenizer.chat_template", gguf::Value::string(read_file(kQwen35 / "template.jinja")));
-  const std::string model_path = testing::temp_path("render_error.gguf");
+  const testing::TempFile model_path_file("render_error.gguf");
+  const std::string& model_path = model_path_file.path();
   model.write(model_path);
-  const std::string request_path = testing::temp_path("empty_request.json");
+  const testing::TempFile request_path_file("empty_request.json");
+  const std::string& request_path = request_path_file.path();
   write_file(request_path, R"({"messages": []})");
-  const std::string err_path = testing::temp_path("stderr.txt");
+  const testing::TempFile err_path_file("stderr.txt");
+  const std::string& err_path = err_path_file.path();
   const std::string cmd =
       std::string(TERN_BINARY) + " render " + model_path + " " + request_path + " 2> " + err_path;
   EXPECT_NE(std::system(cmd.c_str()), 0);

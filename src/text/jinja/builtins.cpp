@@ -295,11 +295,23 @@ bool is_integral(const Value& v) {
   return v.is_int() || v.is_bool();
 }
 
+// Bound on one string or list built by an operator, so `'x' * 10**12` fails instead of allocating.
+constexpr size_t kMaxValueSize = size_t{256} << 20;
+
+void check_size(size_t size, int line) {
+  if (size > kMaxValueSize)
+    fail(ErrorKind::kCapacity, "chat template line {}: a value would exceed {} bytes or items", line,
+         kMaxValueSize);
+}
+
 [[noreturn]] void fail_overflow(int line) {
   fail_type(line, "integer result beyond the 64-bit range tern supports");
 }
 
-Value repeat(const Value& sequence, int64_t times) {
+Value repeat(const Value& sequence, int64_t times, int line) {
+  times = std::max<int64_t>(times, 0);
+  const size_t unit = sequence.is_string() ? sequence.as_string().size() : sequence.as_list().size();
+  if (unit > 0 && static_cast<uint64_t>(times) > kMaxValueSize / unit) check_size(kMaxValueSize + 1, line);
   if (sequence.is_string()) {
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += sequence.as_string();
@@ -314,7 +326,12 @@ Value repeat(const Value& sequence, int64_t times) {
 }  // namespace
 
 Value binary_operation(const std::string& op, const Value& left, const Value& right, int line) {
-  if (op == "~") return Value::string(to_python_str(left) + to_python_str(right));
+  if (op == "~") {
+    std::string joined = to_python_str(left);
+    joined += to_python_str(right);
+    check_size(joined.size(), line);
+    return Value::string(std::move(joined));
+  }
   if (left.is_undefined()) fail_undefined(left, line);
   if (right.is_undefined()) fail_undefined(right, line);
   const auto type_error = [&]() -> Value {
@@ -323,6 +340,7 @@ Value binary_operation(const std::string& op, const Value& left, const Value& ri
   };
   if (op == "+" && left.is_string() && right.is_string()) {
     // markupsafe: adding a plain string to Markup escapes the plain one.
+    check_size(left.as_string().size() + right.as_string().size(), line);
     if (left.is_markup() || right.is_markup()) {
       const std::string a = left.is_markup() ? left.as_string() : html_escape(left.as_string());
       const std::string b = right.is_markup() ? right.as_string() : html_escape(right.as_string());
@@ -331,14 +349,15 @@ Value binary_operation(const std::string& op, const Value& left, const Value& ri
     return Value::string(left.as_string() + right.as_string());
   }
   if (op == "+" && left.is_list() && right.is_list()) {
+    check_size(left.as_list().size() + right.as_list().size(), line);
     ValueList items = left.as_list();
     items.insert(items.end(), right.as_list().begin(), right.as_list().end());
     return Value::list(std::move(items));
   }
   if (op == "*" && (left.is_string() || left.is_list()) && is_integral(right))
-    return repeat(left, as_integer(right));
+    return repeat(left, as_integer(right), line);
   if (op == "*" && (right.is_string() || right.is_list()) && is_integral(left))
-    return repeat(right, as_integer(left));
+    return repeat(right, as_integer(left), line);
   if (!left.is_number() || !right.is_number()) return type_error();
   if (is_integral(left) && is_integral(right)) {
     const int64_t a = as_integer(left);
@@ -364,9 +383,13 @@ Value binary_operation(const std::string& op, const Value& left, const Value& ri
       return Value::integer(op == "//" ? quotient : a - quotient * b);
     }
     if (op == "**" && b >= 0) {
+      // Square and multiply; an overflowing square is an error only if it is still needed.
       result = 1;
-      for (int64_t i = 0; i < b; ++i)
-        if (__builtin_mul_overflow(result, a, &result)) fail_overflow(line);
+      int64_t base = a;
+      for (int64_t exponent = b; exponent > 0; exponent >>= 1) {
+        if ((exponent & 1) && __builtin_mul_overflow(result, base, &result)) fail_overflow(line);
+        if (exponent > 1 && __builtin_mul_overflow(base, base, &base)) fail_overflow(line);
+      }
       return Value::integer(result);
     }
   }

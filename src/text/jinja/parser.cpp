@@ -11,6 +11,9 @@
 namespace tern::text::jinja {
 namespace {
 
+// Nesting bound for statements and expressions, so a hostile template cannot overflow the stack.
+constexpr int kMaxNesting = 256;
+
 ExprPtr make_expr(Expr::Kind kind, int line) {
   auto expr = std::make_unique<Expr>();
   expr->kind = kind;
@@ -34,6 +37,18 @@ class Parser {
   }
 
  private:
+  struct NestingGuard {
+    explicit NestingGuard(Parser& parser) : parser_(parser) {
+      if (++parser_.nesting_ > kMaxNesting)
+        fail(ErrorKind::kUnsupported, "chat template line {}: nesting deeper than {}", parser_.peek().line,
+             kMaxNesting);
+    }
+    ~NestingGuard() { --parser_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+    Parser& parser_;
+  };
+
   const Token& peek(size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   const Token& next() {
     const Token& token = tokens_[pos_];
@@ -109,6 +124,7 @@ class Parser {
   }
 
   std::unique_ptr<Stmt> parse_statement() {
+    const NestingGuard guard(*this);
     const int line = next().line;  // {%
     const std::string tag = expect_name();
     auto stmt = std::make_unique<Stmt>();
@@ -290,6 +306,7 @@ class Parser {
   ExprPtr parse_and() { return parse_binary_chain(Expr::Kind::kAnd, "and", &Parser::parse_not); }
 
   ExprPtr parse_not() {
+    const NestingGuard guard(*this);
     if (at_name("not")) {
       const int line = next().line;
       auto node = make_expr(Expr::Kind::kUnary, line);
@@ -352,6 +369,7 @@ class Parser {
   ExprPtr parse_unary_with_filters() { return parse_unary(true); }
 
   ExprPtr parse_unary(bool with_filters) {
+    const NestingGuard guard(*this);
     ExprPtr node;
     if (at_operator("-") || at_operator("+")) {
       const Token& token = next();
@@ -366,6 +384,7 @@ class Parser {
   }
 
   ExprPtr parse_primary() {
+    const NestingGuard guard(*this);
     const Token& token = peek();
     const int line = token.line;
     if (token.kind == TokenKind::kName) {
@@ -559,6 +578,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int loop_depth_ = 0;
+  int nesting_ = 0;
   std::set<std::string, std::less<>> macro_names_;
   std::vector<std::pair<std::string, int>> called_names_;
 };
