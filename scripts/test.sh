@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and the
-# end-to-end server tests (scripts/e2e.sh). This is what CI runs (.ci/run).
+# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and
+# a short fuzzing run of the GGUF reader, and the end-to-end server tests (scripts/e2e.sh). This is what
+# CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

@@ -13,5 +13,6 @@ void add_run_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);    // tern tokenize MODEL TEXT | --jsonl FILE [--no-special]
 void add_detokenize_command(CLI::App& app);  // tern detokenize MODEL IDS... [--no-special]
 void add_render_command(CLI::App& app);
+void add_serve_command(CLI::App& app);   // tern serve MODEL [--host --port --parallel --ctx-size ...]
 
 }  // namespace tern::app

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   tern::app::add_tokenize_command(app);
   tern::app::add_detokenize_command(app);
   tern::app::add_render_command(app);
+  tern::app::add_serve_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,7 @@
 #include "runtime/prefix_cache.h"
 
+// Header-only xxhash: nothing to link.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
@@ -20,7 +22,9 @@ size_t vector_bytes(const std::vector<T>& v) {
   return v.size() * sizeof(T);
 }
 
-int64_t gdn_layers(const model::Config& config) { return config.n_layer - config.n_attention_layers(); }
+int64_t gdn_layers(const model::Config& config) {
+  return config.n_layer - config.n_attention_layers();
+}
 
 }  // namespace
 
@@ -97,8 +101,8 @@ void restore_checkpoint(const Checkpoint& cp, const model::Config& config, Seque
   for (int64_t slot = 0; slot < gdn_layers(config); ++slot) {
     const auto conv = state.conv_state(slot);
     const auto recurrent = state.recurrent_state(slot);
-    std::copy_n(cp.conv.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(slot) * conv.size()), conv.size(),
-                conv.begin());
+    std::copy_n(cp.conv.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(slot) * conv.size()),
+                conv.size(), conv.begin());
     std::copy_n(cp.recurrent.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(slot) * recurrent.size()),
                 recurrent.size(), recurrent.begin());
   }
@@ -131,8 +135,8 @@ bool PrefixCache::contains(std::span<const int32_t> prefix) const {
 
 void PrefixCache::insert(std::span<const int32_t> tokens, Checkpoint checkpoint) {
   if (checkpoint.position < 1 || checkpoint.position > static_cast<int64_t>(tokens.size())) {
-    fail(ErrorKind::kInput, "prefix cache: checkpoint position {} outside a {}-token prefix", checkpoint.position,
-         tokens.size());
+    fail(ErrorKind::kInput, "prefix cache: checkpoint position {} outside a {}-token prefix",
+         checkpoint.position, tokens.size());
   }
   const auto prefix = tokens.first(static_cast<size_t>(checkpoint.position));
   const uint64_t key = prefix_hash(prefix);

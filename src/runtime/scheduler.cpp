@@ -69,16 +69,17 @@ Scheduler::Scheduler(Engine& engine, const text::Tokenizer& tokenizer, Scheduler
          "chunk grid ({})",
          options_.parallel, options_.context, options_.checkpoint_interval, options_.align);
   }
-  if (options_.max_batch_tokens > engine_.limits().max_batch_tokens ||
+  if (options_.max_batch_tokens > engine_.limits().max_tokens ||
       options_.max_batch_tokens < options_.parallel + options_.align) {
-    fail(ErrorKind::kInput,
-         "scheduler: batch budget {} must hold one decode token per sequence ({}) plus one prefill chunk ({}) "
-         "and fit the engine's {}",
-         options_.max_batch_tokens, options_.parallel, options_.align, engine_.limits().max_batch_tokens);
+    fail(
+        ErrorKind::kInput,
+        "scheduler: batch budget {} must hold one decode token per sequence ({}) plus one prefill chunk ({}) "
+        "and fit the engine's {}",
+        options_.max_batch_tokens, options_.parallel, options_.align, engine_.limits().max_tokens);
   }
   if (static_cast<int64_t>(tokenizer_.size()) != engine_.model().config().vocab_size) {
-    fail(ErrorKind::kInput, "scheduler: the tokenizer has {} tokens but the model {} logits", tokenizer_.size(),
-         engine_.model().config().vocab_size);
+    fail(ErrorKind::kInput, "scheduler: the tokenizer has {} tokens but the model {} logits",
+         tokenizer_.size(), engine_.model().config().vocab_size);
   }
   slots_.reserve(static_cast<size_t>(options_.parallel));
   for (int64_t i = 0; i < options_.parallel; ++i) {
@@ -94,14 +95,17 @@ Scheduler::Scheduler(Engine& engine, const text::Tokenizer& tokenizer, Scheduler
   thread_ = std::thread([this] { run(); });
 }
 
-Scheduler::~Scheduler() { shutdown(false); }
+Scheduler::~Scheduler() {
+  shutdown(false);
+}
 
 Scheduler::Admission Scheduler::submit(GenerationRequest request, std::shared_ptr<RequestStream> stream,
-                                        uint64_t& id) {
+                                       uint64_t& id) {
   const auto length = static_cast<int64_t>(request.prompt.size());
   if (length < 1) fail(ErrorKind::kInput, "the prompt is empty");
   if (length > options_.context) {
-    fail(ErrorKind::kInput, "the prompt has {} tokens, more than the context of {}", length, options_.context);
+    fail(ErrorKind::kInput, "the prompt has {} tokens, more than the context of {}", length,
+         options_.context);
   }
   for (size_t i = 0; i < request.prompt.size(); ++i) {
     if (!engine_.model().accepts_token(request.prompt[i])) {
@@ -257,11 +261,17 @@ void Scheduler::start(Sequence& seq) {
   }
 }
 
-void Scheduler::finish(Sequence& seq, FinishReason reason, std::string text, std::string error, bool deadline) {
+void Scheduler::finish(Sequence& seq, FinishReason reason, std::string text, std::string error,
+                       bool deadline) {
   if (seq.done) return;
   seq.done = true;
   StreamEvent event;
-  if (!text.empty()) event.tokens.push_back({.token = -1, .text = std::move(text)});
+  if (!text.empty()) {
+    GeneratedToken tail;
+    tail.token = -1;
+    tail.text = std::move(text);
+    event.tokens.push_back(std::move(tail));
+  }
   event.finish = reason;
   event.deadline_exceeded = deadline;
   event.error = std::move(error);
@@ -280,7 +290,8 @@ int64_t Scheduler::prefill_end(const Sequence& seq, int64_t budget) const {
   const int64_t limit = seq.prefilled + budget;
   // Chunks end on the grid and stop at every checkpoint position, whatever the load, so the same
   // prompt is always cut the same way.
-  const int64_t next_checkpoint = (seq.prefilled / options_.checkpoint_interval + 1) * options_.checkpoint_interval;
+  const int64_t next_checkpoint =
+      (seq.prefilled / options_.checkpoint_interval + 1) * options_.checkpoint_interval;
   if (length <= std::min(limit, next_checkpoint)) return length;
   const int64_t end = std::min(limit / options_.align * options_.align, next_checkpoint);
   return std::max(end, seq.prefilled);
@@ -304,8 +315,8 @@ void Scheduler::step_once() {
     if (end <= seq->prefilled) continue;
     const auto length = static_cast<int64_t>(seq->request.prompt.size());
     const LogitsWanted want = seq->request.prompt_logprobs ? LogitsWanted::kAll
-                              : end == length               ? LogitsWanted::kLast
-                                                            : LogitsWanted::kNone;
+                              : end == length              ? LogitsWanted::kLast
+                                                           : LogitsWanted::kNone;
     const std::span<const int32_t> tokens(seq->request.prompt.data() + seq->prefilled,
                                           static_cast<size_t>(end - seq->prefilled));
     batch.push_back({&slots_[static_cast<size_t>(seq->slot)], tokens, want});
@@ -352,7 +363,8 @@ void Scheduler::step_once() {
   ++stats_.steps;
 }
 
-void Scheduler::emit_prompt_logprobs(Sequence& seq, std::span<const float> logits, int64_t first_row, int64_t rows) {
+void Scheduler::emit_prompt_logprobs(Sequence& seq, std::span<const float> logits, int64_t first_row,
+                                     int64_t rows) {
   // Row r holds the distribution of prompt token first_row + r + 1.
   const auto vocab = static_cast<size_t>(engine_.model().config().vocab_size);
   const auto length = static_cast<int64_t>(seq.request.prompt.size());
@@ -361,7 +373,8 @@ void Scheduler::emit_prompt_logprobs(Sequence& seq, std::span<const float> logit
   for (int64_t r = 0; r < rows && first_row + r + 1 < length; ++r) {
     const auto row = logits.subspan(static_cast<size_t>(r) * vocab, vocab);
     const int32_t token = seq.request.prompt[static_cast<size_t>(first_row + r + 1)];
-    event.prompt_logprobs.push_back(compute_logprobs(row, token, std::max(seq.request.limits.top_logprobs, 0)));
+    event.prompt_logprobs.push_back(
+        compute_logprobs(row, token, std::max(seq.request.limits.top_logprobs, 0)));
   }
   if (!event.prompt_logprobs.empty()) seq.stream->push(seq.id, std::move(event));
 }

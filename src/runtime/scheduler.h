@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 struct GenerationRequest {
   std::vector<int32_t> prompt;  // at least one token
   SamplingParams sampling;
-  GenerationLimits limits;      // max tokens, end-of-generation ids, stop strings, logprobs
+  GenerationLimits limits;       // max tokens, end-of-generation ids, stop strings, logprobs
   bool prompt_logprobs = false;  // score the prompt (teacher forcing); bypasses the prefix cache
   // Thinking budget: inside a think block, after this many tokens the scheduler forces `think_close`
   // instead of sampling. < 0: unlimited.
@@ -59,13 +59,13 @@ struct Timings {
 };
 
 struct StreamEvent {
-  uint64_t request = 0;  // the scheduler's id of the request this event belongs to
-  std::vector<GeneratedToken> tokens;  // generated, in order, with their visible text
+  uint64_t request = 0;                   // the scheduler's id of the request this event belongs to
+  std::vector<GeneratedToken> tokens;     // generated, in order, with their visible text
   std::vector<Logprobs> prompt_logprobs;  // for prompt tokens 1..L−1, in order, over one or more events
   std::optional<FinishReason> finish;
   bool deadline_exceeded = false;  // with kCancelled
   std::string error;               // with kCancelled: the engine failed
-  Timings timings;    // final with `finish`
+  Timings timings;                 // final with `finish`
   Clock::time_point time;
 };
 
@@ -85,25 +85,25 @@ class RequestStream {
 };
 
 struct SchedulerOptions {
-  int64_t parallel = 4;            // most running sequences
-  int64_t context = 4096;          // tokens each sequence holds
+  int64_t parallel = 4;    // most running sequences
+  int64_t context = 4096;  // tokens each sequence holds
   KvPrecision kv = KvPrecision::kF16;
-  int64_t max_batch_tokens = 512;  // Σ tokens of one step
-  int64_t max_waiting = 64;        // queue bound
-  int64_t align = 64;              // prefill chunk grid
+  int64_t max_batch_tokens = 512;     // Σ tokens of one step
+  int64_t max_waiting = 64;           // queue bound
+  int64_t align = 64;                 // prefill chunk grid
   int64_t checkpoint_interval = 256;  // a multiple of align
-  size_t cache_bytes = 0;          // prefix cache budget; 0: off
+  size_t cache_bytes = 0;             // prefix cache budget; 0: off
 };
 
 struct SchedulerStats {
   int64_t running = 0;
   int64_t waiting = 0;
-  double kv_usage = 0;  // tokens held / tokens allocated
-  int64_t prompt_tokens = 0;      // prompt tokens computed (not counting cache hits)
+  double kv_usage = 0;        // tokens held / tokens allocated
+  int64_t prompt_tokens = 0;  // prompt tokens computed (not counting cache hits)
   int64_t generation_tokens = 0;
-  int64_t cache_queries = 0;      // prompt tokens looked up
-  int64_t cache_hits = 0;         // prompt tokens restored
-  int64_t preemptions = 0;        // always 0: every sequence owns its slot for its lifetime
+  int64_t cache_queries = 0;  // prompt tokens looked up
+  int64_t cache_hits = 0;     // prompt tokens restored
+  int64_t preemptions = 0;    // always 0: every sequence owns its slot for its lifetime
   int64_t steps = 0;
   PrefixCacheStats cache;
 };
@@ -118,8 +118,8 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   enum class Admission { kAccepted, kQueueFull, kShuttingDown };
-  // Queues a request; on kAccepted `id` is set and `stream` receives its events. Throws Error(kInput) for a request
-  // that can never run (empty prompt, prompt longer than the context, bad token).
+  // Queues a request; on kAccepted `id` is set and `stream` receives its events. Throws Error(kInput) for a
+  // request that can never run (empty prompt, prompt longer than the context, bad token).
   Admission submit(GenerationRequest request, std::shared_ptr<RequestStream> stream, uint64_t& id);
   // Ends a request at the next step (waiting or running); its stream gets FinishReason::kCancelled.
   // False if no such request is live.

@@ -9,11 +9,11 @@
 #include <map>
 #include <random>
 
+#include "core/error.h"
 #include "model/model.h"
 #include "runtime/engine.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
-#include "support/tiny_qwen35.h"
 #include "tools/synth.h"
 #include "tools/synth_spec.h"
 #include "tools/synth_vocab.h"
@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 class SchedulerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(testing::temp_path("scheduler_tiny.gguf"));
+    path_ = new std::string(::testing::TempDir() + "tern_scheduler_tiny.gguf");
     const tools::SynthSpec spec = tools::synth_preset("tiny");
     tools::SynthOptions options;
     options.out_path = *path_;
@@ -53,7 +53,7 @@ class SchedulerTest : public ::testing::Test {
   struct Outcome {
     std::vector<int32_t> tokens;
     std::vector<float> logprobs;
-    FinishReason finish = FinishReason::kError;
+    FinishReason finish = FinishReason::kNone;
     Timings timings;
   };
 

