@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libutf8proc-dev libpcre2-dev libcpp-httplib-dev libxxhash-dev zlib1g-dev
   python3 python3-venv
+  chromium chromium-driver
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and a
-# short fuzzing run of the GGUF reader. This is what CI runs (.ci/run).
+# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and
+# a short fuzzing run of the GGUF reader, and the end-to-end server tests (scripts/e2e.sh). This is what
+# CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -19,3 +20,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 echo "== fuzzing the GGUF reader briefly (scripts/fuzz.sh 600 for the long run)"
 ./scripts/fuzz.sh "${TERN_FUZZ_SECONDS:-60}"
+
+echo "== End-to-end server tests"
+./scripts/e2e.sh

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   tern::app::add_perplexity_command(app);
   tern::app::add_logits_command(app);
   tern::app::add_bench_command(app);
+  tern::app::add_serve_command(app);
 
   try {
     app.parse(argc, argv);

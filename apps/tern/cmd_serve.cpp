@@ -1,0 +1,129 @@
+// tern serve: the OpenAI-compatible HTTP server (src/server/) over the continuous-batching scheduler
+// (src/runtime/scheduler.h). SIGTERM or SIGINT stop it gracefully: no new requests, in-flight ones get
+// a grace period, then exit 0.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include "apps/tern/commands.h"
+#include "core/error.h"
+#include "model/model.h"
+#include "runtime/engine.h"
+#include "runtime/scheduler.h"
+#include "server/http_server.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+#include "text/vocab.h"
+
+namespace tern::app {
+
+namespace {
+
+struct ServeArgs {
+  std::string model_path;
+  server::ServerOptions server;
+  runtime::SchedulerOptions scheduler;
+  std::string kv_type = "f16";
+  int64_t cache_mb = 1024;
+  double grace_seconds = 10;
+};
+
+void run_serve(ServeArgs args) {
+  // Signals go to one waiting thread, not to whichever thread they hit.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  if (args.kv_type == "f16") {
+    args.scheduler.kv = runtime::KvPrecision::kF16;
+  } else if (args.kv_type == "f32") {
+    args.scheduler.kv = runtime::KvPrecision::kF32;
+  } else {
+    fail(ErrorKind::kInput, "serve: --kv-type must be f16 or f32 (the engine has no {} KV cache)",
+         args.kv_type);
+  }
+  const auto model = model::Model::open(args.model_path);
+  const text::Tokenizer tokenizer(text::load_vocab(model->file()));
+  const text::ChatTemplate chat_template = text::load_chat_template(model->file());
+  if (args.server.model_name.empty())
+    args.server.model_name = std::filesystem::path(args.model_path).stem().string();
+  args.scheduler.cache_bytes = static_cast<size_t>(args.cache_mb) << 20;
+
+  runtime::EngineOptions engine_options;
+  engine_options.max_batch_tokens = args.scheduler.max_batch_tokens;
+  runtime::Engine engine(*model, engine_options);
+  args.scheduler.align = engine_options.gdn_chunk;
+  runtime::Scheduler scheduler(engine, tokenizer, args.scheduler);
+  const size_t kv_bytes = scheduler.memory_bytes();
+  spdlog::info("model {}: {} layers, vocab {}, file {:.1f} MiB", args.server.model_name,
+               model->config().n_layer, model->config().vocab_size,
+               static_cast<double>(model->file().file_size()) / (1 << 20));
+  spdlog::info("sequences: {} × {} tokens ({} KV): {:.1f} MiB; prefix cache budget {} MiB",
+               args.scheduler.parallel, args.scheduler.context, args.kv_type,
+               static_cast<double>(kv_bytes) / (1 << 20), args.cache_mb);
+
+  server::HttpServer http(args.server, *model, tokenizer, chat_template, scheduler);
+  const int port = http.bind();
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    spdlog::info("signal {}: stopping (grace {} s)", signal, args.grace_seconds);
+    http.shutdown(args.grace_seconds);
+  });
+  spdlog::info("listening on http://{}:{}", args.server.host, port);
+  http.serve();
+  waiter.join();
+  spdlog::info("stopped");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
+  cmd->add_option("model", args->model_path, "model file (.gguf)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--host", args->server.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", args->server.port, "port (0: any free port)")->capture_default_str();
+  cmd->add_option("--api-key", args->server.api_key, "require 'Authorization: Bearer KEY' on API routes");
+  cmd->add_option("--model-name", args->server.model_name, "the model id clients name (default: file stem)");
+  cmd->add_option("--ctx-size", args->scheduler.context, "tokens each sequence holds (KV allocated at start)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 22));
+  cmd->add_option("--kv-type", args->kv_type, "KV cache precision: f16 or f32")->capture_default_str();
+  cmd->add_option("--parallel", args->scheduler.parallel, "most sequences running at once")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{256}));
+  cmd->add_option("--batch-tokens", args->scheduler.max_batch_tokens, "tokens one engine step takes")
+      ->capture_default_str();
+  cmd->add_option("--max-queue", args->scheduler.max_waiting, "requests that may wait; more get 429")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  cmd->add_option("--cache-mb", args->cache_mb, "prefix cache budget in MiB (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--checkpoint-interval", args->scheduler.checkpoint_interval,
+                  "prompt tokens between prefix-cache checkpoints (a multiple of 64)")
+      ->capture_default_str();
+  cmd->add_option("--max-body", args->server.max_body_bytes, "largest request body in bytes")
+      ->capture_default_str();
+  cmd->add_option("--max-tokens", args->server.limits.max_tokens, "largest max_tokens a request may ask")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-n", args->server.limits.max_n, "largest n a request may ask")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
+  cmd->add_option("--timeout", args->server.request_timeout_seconds, "per-request deadline in seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--grace", args->grace_seconds, "seconds in-flight requests get at shutdown")
+      ->capture_default_str();
+  cmd->callback([args] { run_serve(*args); });
+}
+
+}  // namespace tern::app

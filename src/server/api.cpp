@@ -1,0 +1,348 @@
+#include "server/api.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace tern::server {
+
+Json ApiError::to_json() const {
+  Json error = {{"message", what()}, {"type", type_}};
+  error["param"] = param_.empty() ? Json(nullptr) : Json(param_);
+  error["code"] = code_.empty() ? Json(nullptr) : Json(code_);
+  return Json{{"error", error}};
+}
+
+void bad_request(const std::string& param, const std::string& message) {
+  throw ApiError(400, "invalid_request_error", message, param);
+}
+
+namespace {
+
+const char* type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "a number";
+  }
+}
+
+[[noreturn]] void wrong_type(const std::string& param, const char* expected, const Json& value) {
+  bad_request(param, fmt::format("'{}' must be {}, not {}", param, expected, type_name(value)));
+}
+
+// The field if present and not null.
+const Json* field(const Json& body, const char* name) {
+  const auto it = body.find(name);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<bool> get_bool(const Json& body, const char* name) {
+  const Json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) wrong_type(name, "a boolean", *v);
+  return v->get<bool>();
+}
+
+std::optional<double> get_number(const Json& body, const char* name, double lo, double hi) {
+  const Json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) wrong_type(name, "a number", *v);
+  const double x = v->get<double>();
+  if (!(x >= lo && x <= hi))
+    bad_request(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, x));
+  return x;
+}
+
+std::optional<int64_t> get_int(const Json& body, const char* name, int64_t lo, int64_t hi) {
+  const Json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) wrong_type(name, "an integer", *v);
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi)) {
+    bad_request(name, fmt::format("'{}' must be at most {}", name, hi));
+  }
+  const auto x = v->get<int64_t>();
+  if (x < lo || x > hi)
+    bad_request(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, x));
+  return x;
+}
+
+void parse_stop(const Json& body, const RequestLimits& limits, std::vector<std::string>& stop) {
+  const Json* v = field(body, "stop");
+  if (!v) return;
+  if (v->is_string()) {
+    stop.push_back(v->get<std::string>());
+  } else if (v->is_array()) {
+    if (static_cast<int64_t>(v->size()) > limits.max_stop) {
+      bad_request("stop", fmt::format("'stop' may hold at most {} strings", limits.max_stop));
+    }
+    for (const Json& s : *v) {
+      if (!s.is_string()) wrong_type("stop", "a string or an array of strings", s);
+      stop.push_back(s.get<std::string>());
+    }
+  } else {
+    wrong_type("stop", "a string or an array of strings", *v);
+  }
+  for (const std::string& s : stop) {
+    if (s.empty()) bad_request("stop", "'stop' strings must not be empty");
+  }
+}
+
+void parse_unsupported(const Json& body) {
+  if (const Json* v = field(body, "response_format")) {
+    if (!v->is_object()) wrong_type("response_format", "an object", *v);
+    const Json* type = field(*v, "type");
+    if (!type || !type->is_string())
+      bad_request("response_format.type", "'response_format.type' must be a string");
+    const auto name = type->get<std::string>();
+    if (name != "text") {
+      bad_request(
+          "response_format",
+          fmt::format("response_format '{}' is not supported: tern has no constrained decoding yet", name));
+    }
+  }
+  if (const Json* v = field(body, "logit_bias"); v && !(v->is_object() && v->empty())) {
+    bad_request("logit_bias", "'logit_bias' is not supported");
+  }
+  if (const Json* v = field(body, "best_of"); v && !(v->is_number_integer() && v->get<int64_t>() == 1)) {
+    bad_request("best_of", "'best_of' other than 1 is not supported");
+  }
+  if (const Json* v = field(body, "suffix")) {
+    (void)v;
+    bad_request("suffix", "'suffix' is not supported");
+  }
+}
+
+GenerationFields parse_fields(const Json& body, const RequestLimits& limits, bool chat) {
+  if (!body.is_object()) bad_request("", "the request body must be a JSON object");
+  parse_unsupported(body);
+  GenerationFields f;
+  const Json* model = field(body, "model");
+  if (!model) bad_request("model", "'model' is required");
+  if (!model->is_string()) wrong_type("model", "a string", *model);
+  f.model = model->get<std::string>();
+  if (chat) {
+    if (auto v = get_int(body, "max_completion_tokens", 1, std::numeric_limits<int64_t>::max()))
+      f.max_tokens = v;
+  }
+  if (auto v = get_int(body, "max_tokens", 1, std::numeric_limits<int64_t>::max())) f.max_tokens = v;
+  if (f.max_tokens && *f.max_tokens > limits.max_tokens) {
+    bad_request(
+        chat && field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
+        fmt::format("max_tokens {} exceeds this server's limit of {}", *f.max_tokens, limits.max_tokens));
+  }
+  parse_stop(body, limits, f.stop);
+  runtime::SamplingParams& s = f.sampling;
+  s.temperature = static_cast<float>(get_number(body, "temperature", 0, 2).value_or(1.0));
+  s.top_p = static_cast<float>(get_number(body, "top_p", 0, 1).value_or(1.0));
+  if (s.top_p <= 0.0f) bad_request("top_p", "'top_p' must be greater than 0");
+  s.top_k = static_cast<int32_t>(get_int(body, "top_k", -1, std::numeric_limits<int32_t>::max()).value_or(0));
+  s.min_p = static_cast<float>(get_number(body, "min_p", 0, 1).value_or(0.0));
+  s.presence_penalty = static_cast<float>(get_number(body, "presence_penalty", -2, 2).value_or(0.0));
+  s.frequency_penalty = static_cast<float>(get_number(body, "frequency_penalty", -2, 2).value_or(0.0));
+  s.repetition_penalty = static_cast<float>(get_number(body, "repetition_penalty", 0.01, 100).value_or(1.0));
+  if (const Json* seed = field(body, "seed")) {
+    if (!seed->is_number_integer()) wrong_type("seed", "an integer", *seed);
+    s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
+    f.seeded = true;
+  }
+  f.n = get_int(body, "n", 1, limits.max_n).value_or(1);
+  f.stream = get_bool(body, "stream").value_or(false);
+  if (const Json* options = field(body, "stream_options")) {
+    if (!options->is_object()) wrong_type("stream_options", "an object", *options);
+    if (!f.stream) bad_request("stream_options", "'stream_options' is only allowed with 'stream': true");
+    f.include_usage = get_bool(*options, "include_usage").value_or(false);
+  }
+  if (chat) {
+    const bool logprobs = get_bool(body, "logprobs").value_or(false);
+    const auto top = get_int(body, "top_logprobs", 0, 20);
+    if (top && !logprobs) bad_request("top_logprobs", "'top_logprobs' requires 'logprobs': true");
+    if (logprobs) f.top_logprobs = static_cast<int>(top.value_or(0));
+  } else {
+    if (auto v = get_int(body, "logprobs", 0, 20)) f.top_logprobs = static_cast<int>(*v);
+  }
+  return f;
+}
+
+void check_content(const Json& content, const std::string& param, bool nullable) {
+  if (content.is_null()) {
+    if (!nullable) bad_request(param, fmt::format("'{}' is required", param));
+    return;
+  }
+  if (content.is_string()) return;
+  if (!content.is_array()) wrong_type(param, "a string or an array of content parts", content);
+  for (size_t i = 0; i < content.size(); ++i) {
+    const Json& part = content[i];
+    const std::string at = fmt::format("{}[{}]", param, i);
+    if (!part.is_object()) wrong_type(at, "an object", part);
+    const Json* type = field(part, "type");
+    if (!type || !type->is_string()) bad_request(at + ".type", fmt::format("'{}.type' must be a string", at));
+    if (type->get<std::string>() != "text") {
+      bad_request(at + ".type", fmt::format("content part type '{}' is not supported: tern is text only",
+                                            type->get<std::string>()));
+    }
+    const Json* text = field(part, "text");
+    if (!text || !text->is_string()) bad_request(at + ".text", fmt::format("'{}.text' must be a string", at));
+  }
+}
+
+void check_messages(const Json& body) {
+  const Json* messages = field(body, "messages");
+  if (!messages) bad_request("messages", "'messages' is required");
+  if (!messages->is_array()) wrong_type("messages", "an array", *messages);
+  if (messages->empty()) bad_request("messages", "'messages' must not be empty");
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const Json& m = (*messages)[i];
+    const std::string at = fmt::format("messages[{}]", i);
+    if (!m.is_object()) wrong_type(at, "an object", m);
+    const Json* role = field(m, "role");
+    if (!role || !role->is_string()) bad_request(at + ".role", fmt::format("'{}.role' must be a string", at));
+    const auto name = role->get<std::string>();
+    if (name != "system" && name != "developer" && name != "user" && name != "assistant" && name != "tool") {
+      bad_request(
+          at + ".role",
+          fmt::format("'{}.role' must be system, developer, user, assistant or tool, not '{}'", at, name));
+    }
+    const auto content = m.find("content");
+    const bool has_tool_calls = m.contains("tool_calls") && !m["tool_calls"].is_null();
+    if (content == m.end()) {
+      if (!(name == "assistant" && has_tool_calls))
+        bad_request(at + ".content", fmt::format("'{}.content' is required", at));
+    } else {
+      check_content(*content, at + ".content", name == "assistant" && has_tool_calls);
+    }
+    if (has_tool_calls && !m["tool_calls"].is_array())
+      wrong_type(at + ".tool_calls", "an array", m["tool_calls"]);
+  }
+}
+
+void parse_tools(const Json& body, ChatRequest& request) {
+  if (const Json* tools = field(body, "tools")) {
+    if (!tools->is_array()) wrong_type("tools", "an array", *tools);
+    for (size_t i = 0; i < tools->size(); ++i) {
+      const Json& t = (*tools)[i];
+      const std::string at = fmt::format("tools[{}]", i);
+      if (!t.is_object()) wrong_type(at, "an object", t);
+      const Json* type = field(t, "type");
+      if (!type || *type != "function")
+        bad_request(at + ".type", fmt::format("'{}.type' must be \"function\"", at));
+      const Json* function = field(t, "function");
+      if (!function || !function->is_object())
+        bad_request(at + ".function", fmt::format("'{}.function' must be an object", at));
+      const Json* name = field(*function, "name");
+      if (!name || !name->is_string() || name->get<std::string>().empty()) {
+        bad_request(at + ".function.name", fmt::format("'{}.function.name' must be a non-empty string", at));
+      }
+      if (const Json* params = field(*function, "parameters"); params && !params->is_object()) {
+        wrong_type(at + ".function.parameters", "an object", *params);
+      }
+    }
+    request.tools = *tools;
+  }
+  const Json* choice = field(body, "tool_choice");
+  if (!choice) return;
+  if (choice->is_string()) {
+    const auto mode = choice->get<std::string>();
+    if (mode == "auto") {
+      request.tool_choice.mode = ToolChoice::Mode::kAuto;
+    } else if (mode == "none") {
+      request.tool_choice.mode = ToolChoice::Mode::kNone;
+    } else if (mode == "required") {
+      request.tool_choice.mode = ToolChoice::Mode::kRequired;
+    } else {
+      bad_request("tool_choice",
+                  fmt::format("'tool_choice' must be auto, none, required or a function, not '{}'", mode));
+    }
+  } else if (choice->is_object()) {
+    const Json* function = field(*choice, "function");
+    const Json* name = function && function->is_object() ? field(*function, "name") : nullptr;
+    if (!name || !name->is_string())
+      bad_request("tool_choice.function.name", "'tool_choice.function.name' must be a string");
+    request.tool_choice.mode = ToolChoice::Mode::kNamed;
+    request.tool_choice.name = name->get<std::string>();
+    bool known = false;
+    for (const Json& t : request.tools) known = known || t["function"]["name"] == request.tool_choice.name;
+    if (!known) {
+      bad_request("tool_choice",
+                  fmt::format("tool_choice names '{}', which is not in 'tools'", request.tool_choice.name));
+    }
+  } else {
+    wrong_type("tool_choice", "a string or an object", *choice);
+  }
+  if (request.tool_choice.mode == ToolChoice::Mode::kRequired && request.tools.empty()) {
+    bad_request("tool_choice", "'tool_choice' required needs 'tools'");
+  }
+}
+
+}  // namespace
+
+Json parse_body(const std::string& body) {
+  Json parsed;
+  try {
+    parsed = Json::parse(body);
+  } catch (const Json::parse_error& e) {
+    bad_request("", fmt::format("the request body is not valid JSON: {}", e.what()));
+  }
+  if (!parsed.is_object()) bad_request("", "the request body must be a JSON object");
+  return parsed;
+}
+
+ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits) {
+  ChatRequest request;
+  request.fields = parse_fields(body, limits, true);
+  check_messages(body);
+  parse_tools(body, request);
+  request.body = Json::object();
+  request.body["messages"] = body["messages"];
+  if (request.tool_choice.mode != ToolChoice::Mode::kNone && !request.tools.empty()) {
+    request.body["tools"] = request.tools;
+  }
+  if (const Json* kwargs = field(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object()) wrong_type("chat_template_kwargs", "an object", *kwargs);
+    request.body["chat_template_kwargs"] = *kwargs;
+    if (auto thinking = get_bool(*kwargs, "enable_thinking")) request.enable_thinking = *thinking;
+  }
+  request.thinking_budget = get_int(body, "thinking_budget", 0, std::numeric_limits<int32_t>::max());
+  return request;
+}
+
+CompletionRequest parse_completion_request(const Json& body, const RequestLimits& limits) {
+  CompletionRequest request;
+  request.fields = parse_fields(body, limits, false);
+  const Json* prompt = field(body, "prompt");
+  if (!prompt) bad_request("prompt", "'prompt' is required");
+  const Json* single = prompt;
+  if (prompt->is_array() && prompt->size() == 1 && ((*prompt)[0].is_string() || (*prompt)[0].is_array())) {
+    single = &(*prompt)[0];
+  }
+  if (single->is_string()) {
+    request.prompt_text = single->get<std::string>();
+    if (request.prompt_text->empty()) bad_request("prompt", "'prompt' must not be empty");
+  } else if (single->is_array()) {
+    if (single->empty()) bad_request("prompt", "'prompt' must not be empty");
+    for (const Json& id : *single) {
+      if (id.is_string())
+        bad_request("prompt", "'prompt' holds one prompt; several prompts per request are not supported");
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+          id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+        wrong_type("prompt", "a string or an array of token ids", id);
+      }
+      request.prompt_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    }
+  } else {
+    wrong_type("prompt", "a string or an array of token ids", *prompt);
+  }
+  request.echo = get_bool(body, "echo").value_or(false);
+  return request;
+}
+
+}  // namespace tern::server

@@ -1,0 +1,57 @@
+"""The built-in chat page in headless Chromium: a streamed reply appears, and Stop ends a long one."""
+import shutil
+import time
+
+import pytest
+
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from conftest import Server  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver_path = shutil.which("chromedriver")
+    if not driver_path:
+        pytest.skip("chromium-driver is not installed (scripts/setup.sh installs it)")
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=driver_path), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_streams_a_reply_and_stop_cancels(browser):
+    server = Server("--parallel", "2", "--ctx-size", "2048", "--max-tokens", "2000")
+    try:
+        browser.get(server.url + "/")
+        box = browser.find_element(By.ID, "input")
+        box.send_keys("Hello!")
+        browser.find_element(By.ID, "send").click()
+        wait = WebDriverWait(browser, 60)
+        reply = wait.until(lambda d: d.find_element(By.ID, "reply-1"))
+        wait.until(lambda d: reply.get_attribute("data-done"))
+        assert reply.get_attribute("data-done") == "true"
+        text = reply.find_element(By.CLASS_NAME, "content").text + reply.find_element(By.CLASS_NAME, "reasoning").get_attribute("textContent")
+        assert text.strip()
+
+        # A long reply (thinking never closes on the tiny model, so it runs to max_tokens) is stopped.
+        box.send_keys("Tell me more.")
+        browser.find_element(By.ID, "send").click()
+        second = wait.until(lambda d: d.find_element(By.ID, "reply-3"))
+        wait.until(lambda d: second.find_element(By.CLASS_NAME, "reasoning").get_attribute("textContent"))
+        browser.find_element(By.ID, "stop").click()
+        wait.until(lambda d: second.get_attribute("data-done"))
+        assert second.get_attribute("data-done") == "stopped"
+        for _ in range(100):
+            if server.metric("tern:num_requests_running") == 0:
+                break
+            time.sleep(0.05)
+        assert server.metric("tern:num_requests_running") == 0
+        assert server.metric('tern:request_success_total') >= 2
+    finally:
+        assert server.stop() == 0
