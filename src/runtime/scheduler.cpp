@@ -211,6 +211,7 @@ void Scheduler::run() {
         seq->slot = free_slots_.back();
         free_slots_.pop_back();
         admitted.push_back(std::move(seq));
+        ++stats_.running;
       }
       stats_.waiting = static_cast<int64_t>(waiting_.size());
     }
@@ -232,7 +233,6 @@ void Scheduler::run() {
     int64_t held = 0;
     for (const auto& seq : running_) held += slots_[static_cast<size_t>(seq->slot)].position();
     std::lock_guard lock(mutex_);
-    stats_.running = static_cast<int64_t>(running_.size());
     stats_.kv_usage = static_cast<double>(held) / static_cast<double>(options_.parallel * options_.context);
     stats_.cache = cache_.stats();
   }
@@ -279,10 +279,13 @@ void Scheduler::finish(Sequence& seq, FinishReason reason, std::string text, std
   seq.timings.generated_tokens = seq.generated;
   if (seq.generated > 0) seq.timings.generation_seconds = seconds_between(seq.first_token, seq.last_token);
   event.timings = seq.timings;
+  {
+    std::lock_guard lock(mutex_);
+    free_slots_.push_back(seq.slot);
+    live_.erase(seq.id);
+    --stats_.running;  // counted at admission; updated before the final event, so a consumer sees it
+  }
   seq.stream->push(seq.id, std::move(event));
-  std::lock_guard lock(mutex_);
-  free_slots_.push_back(seq.slot);
-  live_.erase(seq.id);
 }
 
 int64_t Scheduler::prefill_end(const Sequence& seq, int64_t budget) const {

@@ -171,13 +171,15 @@ TEST(PrefixCacheTest, EvictsLeastRecentlyUsedUnderTheBudget) {
   const size_t entry = probe.bytes() + sizeof(int32_t);
   PrefixCache cache(entry * 2 + entry / 2);  // room for two entries
   const std::vector<int32_t> a = {1}, b = {2}, c = {3};
+  // Queries one token longer than the entries, which carry no logits.
+  const std::vector<int32_t> after_a = {1, 9}, after_b = {2, 9}, after_c = {3, 9};
   cache.insert(a, probe);
   cache.insert(b, probe);
-  EXPECT_NE(cache.lookup(a), nullptr);  // a is now more recent than b
+  EXPECT_NE(cache.lookup(after_a), nullptr);  // a is now more recent than b
   cache.insert(c, probe);
-  EXPECT_NE(cache.lookup(a), nullptr);
-  EXPECT_EQ(cache.lookup(b), nullptr);
-  EXPECT_NE(cache.lookup(c), nullptr);
+  EXPECT_NE(cache.lookup(after_a), nullptr);
+  EXPECT_EQ(cache.lookup(after_b), nullptr);
+  EXPECT_NE(cache.lookup(after_c), nullptr);
   EXPECT_EQ(cache.stats().evictions, 1);
   EXPECT_LE(cache.stats().bytes, cache.budget_bytes());
 }
