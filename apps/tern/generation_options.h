@@ -19,7 +19,7 @@ struct GenerationOptions {
   int64_t ctx_size = 4096;
   int64_t max_tokens = 256;
   std::string kv_type = "f16";
-  std::string backend = "cpu";
+  std::string backend = "ref";
   int threads = 0;  // 0: every hardware thread
   bool no_think = false;
   std::vector<std::string> stop;
