@@ -16,7 +16,7 @@ void add_render_command(CLI::App& app);
 void add_chat_command(CLI::App& app);        // tern chat [generation options] [--system TEXT]
 void add_perplexity_command(CLI::App& app);  // tern perplexity -m MODEL -f TEXT [--ctx N] [--stride S]
 void add_logits_command(CLI::App& app);      // tern logits -m MODEL --tokens FILE --out OUT.npy
-void add_bench_command(CLI::App& app);  // tern bench MODEL [-p ..] [-n ..] [-d ..] | --memory-bandwidth
-void add_serve_command(CLI::App& app);   // tern serve MODEL [--host --port --parallel --ctx-size ...]
+void add_bench_command(CLI::App& app);       // tern bench MODEL [-p ..] [-n ..] [-d ..] | --memory-bandwidth
+void add_serve_command(CLI::App& app);       // tern serve MODEL [--host --port --parallel --ctx-size ...]
 
 }  // namespace tern::app

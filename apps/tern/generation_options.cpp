@@ -15,7 +15,9 @@ void GenerationOptions::add_to(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--kv-type", kv_type, "KV cache precision: f16 or f32")->capture_default_str();
   command
-      .add_option("--backend", backend, "compute backend: ref (fp32 oracle, default) or cpu (int8 ternary kernels, faster, less exact)")
+      .add_option(
+          "--backend", backend,
+          "compute backend: ref (fp32 oracle, default) or cpu (int8 ternary kernels, faster, less exact)")
       ->capture_default_str();
   command.add_option("-t,--threads", threads, "threads of the cpu backend (0: every hardware thread)")
       ->capture_default_str();

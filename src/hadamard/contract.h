@@ -17,11 +17,11 @@ namespace tern::hadamard {
 struct Contract {
   uint32_t version = 1;
   int64_t block_size = 0;
-  bool explicit_signs = true;                      // sign_mode explicit (false: identity)
-  std::vector<int64_t> sign_widths;                // in file order
-  std::map<int64_t, std::vector<float>> signs;     // width -> ±1 values
-  std::vector<std::string> weight_names;           // forward-folded
-  std::vector<std::string> inverse_weight_names;   // inverse-folded (token_embd.weight)
+  bool explicit_signs = true;                     // sign_mode explicit (false: identity)
+  std::vector<int64_t> sign_widths;               // in file order
+  std::map<int64_t, std::vector<float>> signs;    // width -> ±1 values
+  std::vector<std::string> weight_names;          // forward-folded
+  std::vector<std::string> inverse_weight_names;  // inverse-folded (token_embd.weight)
   bool gdn_v_grouped = false;
 
   // Signs for a folded weight of input width k; empty span under identity mode.

@@ -31,7 +31,9 @@ std::optional<TensorType> type_from_id(uint32_t id);
 // By lower-case name ("pq2_0"); nullopt if unknown.
 std::optional<TensorType> type_from_name(std::string_view name);
 const TypeTraits& traits(TensorType type);
-inline bool is_ternary(TensorType type) { return traits(type).ternary; }
+inline bool is_ternary(TensorType type) {
+  return traits(type).ternary;
+}
 
 // Bytes of one row of k values; nullopt if k is not a multiple of the block or the size overflows.
 std::optional<size_t> row_bytes(TensorType type, int64_t k);
