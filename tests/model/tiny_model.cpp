@@ -1,5 +1,7 @@
 #include "tests/model/tiny_model.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <vector>
 
@@ -19,7 +21,11 @@ namespace tern::testing_support {
 namespace {
 
 std::string temp_path(const char* name) {
-  return (std::filesystem::temp_directory_path() / (std::string("tern_forward_test_") + name)).string();
+  // Per process: ctest runs tests in parallel processes, and rewriting a file another process has
+  // mapped would fault it (SIGBUS).
+  return (std::filesystem::temp_directory_path() /
+          (std::string("tern_forward_test_") + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 // Copies `src` to `path`, letting `row` rewrite each tensor (type and bytes) and `keep` drop keys.

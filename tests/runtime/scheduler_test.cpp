@@ -4,6 +4,7 @@
 #include "runtime/scheduler.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -26,7 +27,8 @@ using namespace std::chrono_literals;
 class SchedulerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "tern_scheduler_tiny.gguf");
+    path_ =
+        new std::string(::testing::TempDir() + "tern_scheduler_tiny_" + std::to_string(::getpid()) + ".gguf");
     const tools::SynthSpec spec = tools::synth_preset("tiny");
     tools::SynthOptions options;
     options.out_path = *path_;

@@ -1,6 +1,7 @@
 // tokenizer.ggml.* round trip through a GGUF file, and the tokenize/detokenize commands on it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -34,8 +35,7 @@ class VocabGguf : public ::testing::Test {
     const std::string dir = test::tokenizer_fixture_dir() + "/qwen3_6";
     const std::string config = test::read_text_file(dir + "/tokenizer_config.json");
     vocab_ = import_hf_tokenizer(test::read_gzip_file(dir + "/tokenizer.json.gz"), &config, 248320);
-    path_ = (std::filesystem::temp_directory_path() /
-             ("tern_vocab_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".gguf"))
+    path_ = (std::filesystem::temp_directory_path() / ("tern_vocab_" + std::to_string(::getpid()) + ".gguf"))
                 .string();
     gguf::Writer writer(path_);
     writer.set("general.architecture", gguf::Value::string("qwen35"));
