@@ -12,8 +12,9 @@ cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 echo "== ASan+UBSan build and unit tests"
+# GCC 12 reports false maybe-uninitialized warnings inside libstdc++ (std::regex) under the sanitizers.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTERN_SANITIZE=ON -DTERN_WERROR=ON \
-  -DTERN_BENCH=OFF -DCMAKE_CXX_FLAGS="-O1" >/dev/null
+  -DTERN_BENCH=OFF -DCMAKE_CXX_FLAGS="-O1 -Wno-maybe-uninitialized" >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
