@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "core/error.h"
 #include "core/npy.h"
@@ -21,6 +22,7 @@ struct LogitsArgs {
   std::string model_path;
   std::string tokens_path;
   std::string out_path;
+  BackendOptions compute;
 };
 
 int32_t token_id(int64_t value, const std::string& path, size_t index) {
@@ -69,7 +71,7 @@ std::vector<int32_t> read_tokens(const std::string& path) {
 void run(const LogitsArgs& args) {
   const auto model = model::Model::open(args.model_path);
   const std::vector<int32_t> tokens = read_tokens(args.tokens_path);
-  runtime::Engine engine(*model);
+  runtime::Engine engine(*model, args.compute.engine_options());
   runtime::SequenceState state = engine.new_sequence(static_cast<int64_t>(tokens.size()));
   const int64_t vocab = model->config().vocab_size;
   NpyWriter writer(args.out_path, {static_cast<int64_t>(tokens.size()), vocab});
@@ -95,6 +97,7 @@ void add_logits_command(CLI::App& app) {
   command->add_option("--tokens", args->tokens_path, "token ids: a JSON array or whitespace-separated")
       ->required();
   command->add_option("--out", args->out_path, "output .npy file")->required();
+  args->compute.add_to(*command);
   command->callback([args] { run(*args); });
 }
 

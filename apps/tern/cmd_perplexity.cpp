@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "core/error.h"
 #include "runtime/engine.h"
@@ -17,6 +18,7 @@ namespace {
 struct PerplexityArgs {
   std::string model_path;
   std::string text_path;
+  BackendOptions compute;
   int64_t ctx = 512;
   int64_t stride = 0;  // 0: ctx
 };
@@ -35,7 +37,7 @@ void run(const PerplexityArgs& args) {
   const int64_t stride = args.stride > 0 ? args.stride : ctx;
   fmt::print(stderr, "{} tokens, windows of {} every {}, scoring window offsets {}..{}\n", tokens.size(), ctx,
              stride, runtime::first_scored_offset(ctx, stride), ctx - 1);
-  runtime::Engine engine(*loaded.model);
+  runtime::Engine engine(*loaded.model, args.compute.engine_options());
   runtime::EngineLogitsSource source(engine, std::max<int64_t>(ctx, 1));
   const runtime::NllAccumulator result =
       runtime::perplexity(source, tokens, ctx, stride, [](const runtime::PerplexityProgress& p) {
@@ -56,6 +58,7 @@ void add_perplexity_command(CLI::App& app) {
   command->add_option("--ctx", args->ctx, "window length in tokens (capped by the model context)")
       ->capture_default_str();
   command->add_option("--stride", args->stride, "tokens between window starts (default: the window length)");
+  args->compute.add_to(*command);
   command->callback([args] { run(*args); });
 }
 

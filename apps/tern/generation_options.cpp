@@ -14,13 +14,7 @@ void GenerationOptions::add_to(CLI::App& command) {
   command.add_option("-n,--max-tokens", max_tokens, "most tokens to generate per reply")
       ->capture_default_str();
   command.add_option("--kv-type", kv_type, "KV cache precision: f16 or f32")->capture_default_str();
-  command
-      .add_option(
-          "--backend", backend,
-          "compute backend: ref (fp32 oracle, default) or cpu (int8 ternary kernels, faster, less exact)")
-      ->capture_default_str();
-  command.add_option("-t,--threads", threads, "threads of the cpu backend (0: every hardware thread)")
-      ->capture_default_str();
+  compute.add_to(command);
   command.add_option("--seed", sampling.seed, "sampling seed")->capture_default_str();
   command.add_option("--temp", sampling.temperature, "temperature (0: greedy)")->capture_default_str();
   command.add_option("--top-k", sampling.top_k, "top-k (0: off)")->capture_default_str();
@@ -44,11 +38,6 @@ runtime::KvPrecision GenerationOptions::kv_precision() const {
   if (kv_type == "f16") return runtime::KvPrecision::kF16;
   if (kv_type == "f32") return runtime::KvPrecision::kF32;
   fail(ErrorKind::kInput, "--kv-type must be f16 or f32, not '{}'", kv_type);
-}
-
-runtime::EngineOptions GenerationOptions::engine_options() const {
-  if (threads < 0) fail(ErrorKind::kInput, "--threads must be >= 0, got {}", threads);
-  return runtime::EngineOptions{.backend = runtime::parse_backend(backend), .threads = threads};
 }
 
 runtime::GenerationLimits GenerationOptions::limits(const runtime::LoadedModel& loaded) const {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tern/backend_options.h"
 #include "runtime/engine.h"
 #include "runtime/generation.h"
 #include "runtime/loaded_model.h"
@@ -19,8 +20,7 @@ struct GenerationOptions {
   int64_t ctx_size = 4096;
   int64_t max_tokens = 256;
   std::string kv_type = "f16";
-  std::string backend = "ref";
-  int threads = 0;  // 0: every hardware thread
+  BackendOptions compute;
   bool no_think = false;
   std::vector<std::string> stop;
   runtime::SamplingParams sampling;
@@ -29,8 +29,7 @@ struct GenerationOptions {
   // The model to open: model_path, or the default model (made on first use).
   std::string resolve_model() const;
   runtime::KvPrecision kv_precision() const;
-  // Backend and pool size for the engine (the other limits at their defaults).
-  runtime::EngineOptions engine_options() const;
+  runtime::EngineOptions engine_options() const { return compute.engine_options(); }
   runtime::GenerationLimits limits(const runtime::LoadedModel& loaded) const;
   // The context to allocate: ctx_size capped by the model's declared context length.
   int64_t context(const runtime::LoadedModel& loaded) const;

@@ -1,7 +1,10 @@
 #include "model/model.h"
 
+#include <map>
+
 #include "core/error.h"
 #include "model/fold_coverage.h"
+#include "quant/codec.h"
 
 namespace tern::model {
 
@@ -56,8 +59,29 @@ Model::Model(gguf::Reader file) : file_(std::move(file)) {
   contract_ = hadamard::read_contract(file_);
   if (contract_) check_contract_covers(*contract_, config_, file_);
   weights_ = bind_weights(file_, config_, contract());
+  transcode_ptq1_to_pq2();
   sites_ = resolve_sites(config_, contract());
   unused_token_ = read_unused_tokens(file_, config_.vocab_size);
+}
+
+void Model::transcode_ptq1_to_pq2() {
+  std::map<const uint8_t*, kernels::MatrixView> done;  // a tied head shares its embedding's copy
+  for_each_matrix(weights_, [&](kernels::MatrixView& m) {
+    if (m.type != quant::TensorType::kPTQ1_0) return;
+    if (auto it = done.find(m.data); it != done.end()) {
+      m = it->second;
+      return;
+    }
+    const size_t row_bytes = *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols);
+    auto& buffer = transcoded_.emplace_back(new uint8_t[row_bytes * static_cast<size_t>(m.rows)]);
+    for (int64_t r = 0; r < m.rows; ++r) {
+      quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(r),
+                           buffer.get() + static_cast<size_t>(r) * row_bytes, m.cols, file_.name().c_str());
+    }
+    const kernels::MatrixView pq2{quant::TensorType::kPQ2_0, buffer.get(), m.cols, m.rows, row_bytes};
+    done.emplace(m.data, pq2);
+    m = pq2;
+  });
 }
 
 bool Model::accepts_token(int64_t id) const {

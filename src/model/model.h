@@ -30,7 +30,9 @@ struct FoldSites {
 
 class Model {
  public:
-  // Maps the file, reads config and contract, binds the weights. Throws tern::Error on any refusal.
+  // Maps the file, reads config and contract, binds the weights. PTQ1_0 matrices are transcoded once
+  // (losslessly) to PQ2_0 in memory, the form every kernel reads fastest. Throws tern::Error on any
+  // refusal.
   static std::unique_ptr<const Model> open(const std::string& path);
   static std::unique_ptr<const Model> load(gguf::Reader file);
 
@@ -49,13 +51,15 @@ class Model {
 
  private:
   explicit Model(gguf::Reader file);
+  void transcode_ptq1_to_pq2();
 
   gguf::Reader file_;
   Config config_;
   std::optional<hadamard::Contract> contract_;
   Weights weights_;
   FoldSites sites_;
-  std::vector<bool> unused_token_;  // by id; shorter than vocab when the type array is
+  std::vector<bool> unused_token_;                      // by id; shorter than vocab when the type array is
+  std::vector<std::unique_ptr<uint8_t[]>> transcoded_;  // PQ2_0 copies of the file's PTQ1_0 matrices
 };
 
 }  // namespace tern::model

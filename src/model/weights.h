@@ -65,6 +65,21 @@ struct Weights {
   bool ssm_out_grouped = false;  // prism.hadamard.gdn_v_grouped
 };
 
+// Calls f on every matrix view of the weights (the head once even when it is tied to the embedding).
+template <class F>
+void for_each_matrix(Weights& w, F&& f) {
+  f(w.token_embd);
+  f(w.output);
+  for (LayerWeights& layer : w.layers) {
+    for (kernels::MatrixView* m :
+         {&layer.attention.q, &layer.attention.k, &layer.attention.v, &layer.attention.output, &layer.gdn.qkv,
+          &layer.gdn.gate, &layer.gdn.alpha, &layer.gdn.beta, &layer.gdn.out, &layer.ffn_gate, &layer.ffn_up,
+          &layer.ffn_down}) {
+      f(*m);
+    }
+  }
+}
+
 // Throws Error(kConfig) naming the tensor for a missing tensor, a wrong shape or type, or a tensor
 // with no role; Error(kContract) when a folded role's tensor is not listed in the contract (or an
 // unfolded one is), or a ternary tensor appears without a contract; Error(kUnsupported) for

@@ -61,8 +61,9 @@ struct Reference {
   std::vector<double> bound;  // rigorous bound on the int8 rounding error of each output
 };
 
-// The int8 error of one output is at most Σ_groups d_x/2 · Σ |w| (each activation moves by at most half
-// a step of its 32-group), plus float accumulation error that the slack covers.
+// The quantisation error of one output is at most Σ_groups step · Σ |w| (each activation moves by at most
+// one step of its 32-group: half a step of rounding, or one where the low digit is clamped), plus float
+// accumulation error that the slack covers.
 Reference reference(const Weights& w, const std::vector<float>& x, int64_t tokens) {
   const int64_t rows = w.view.rows, cols = w.view.cols;
   Reference ref;
@@ -81,7 +82,7 @@ Reference reference(const Weights& w, const std::vector<float>& x, int64_t token
           amax = std::max(amax, std::fabs(static_cast<double>(xt[j])));
           wsum += std::fabs(static_cast<double>(wr[j]));
         }
-        bound += amax / 127.0 / 2.0 * wsum * 1.0001;
+        bound += amax / (127.0 * 256.0) * wsum * 1.0001;
       }
       ref.y[static_cast<size_t>(t * rows + r)] = acc;
       ref.bound[static_cast<size_t>(t * rows + r)] = bound + 1e-5 * magnitude;
@@ -93,7 +94,13 @@ Reference reference(const Weights& w, const std::vector<float>& x, int64_t token
 std::vector<Pq2RowsKernel> kernels() {
   std::vector<Pq2RowsKernel> out{pq2_rows_scalar};
   if (cpu_features().has_avx2_fma()) out.push_back(pq2_rows_avx2);
+  if (cpu_features().has_avx512_vnni()) out.push_back(pq2_rows_avx512);
   return out;
+}
+
+const char* kernel_name(Pq2RowsKernel kernel) {
+  if (kernel == pq2_rows_scalar) return "scalar";
+  return kernel == pq2_rows_avx2 ? "avx2" : "avx512";
 }
 
 // Runs every kernel (single-threaded and on a 2-thread pool) and checks each output against the bound;
@@ -116,8 +123,7 @@ double check_matmul(int64_t rows, int64_t cols, int64_t tokens, uint32_t seed) {
       for (size_t i = 0; i < y.size(); ++i) {
         const double err = std::fabs(y[i] - ref.y[i]);
         EXPECT_LE(err, ref.bound[i]) << "rows " << rows << " cols " << cols << " tokens " << tokens
-                                     << " output " << i << " kernel "
-                                     << (kernel == pq2_rows_scalar ? "scalar" : "avx2");
+                                     << " output " << i << " kernel " << kernel_name(kernel);
         worst = std::max(worst, err / rms);
       }
     }
@@ -125,54 +131,75 @@ double check_matmul(int64_t rows, int64_t cols, int64_t tokens, uint32_t seed) {
   return worst;
 }
 
-TEST(CpuActQuant, PermutesEachBlockForTheTwoBitFields) {
-  std::vector<float> x(256);
-  for (size_t j = 0; j < x.size(); ++j) x[j] = static_cast<float>(j % 32) - 15.5f;
-  for (size_t g = 0; g < 8; ++g) x[g * 32 + 3] = 127.0f / static_cast<float>(g + 1);  // group max
-  std::vector<int8_t> q(256);
-  float scales[16];
-  int16_t sums[32];
-  quantize_row(x.data(), 256, q.data(), scales, sums);
-  for (int b = 0; b < 2; ++b) {
-    for (int g = 0; g < 4; ++g) {
-      const float d = 1.0f / static_cast<float>(4 * b + g + 1);
-      EXPECT_FLOAT_EQ(scales[8 * b + 2 * g], d);
-      EXPECT_EQ(scales[8 * b + 2 * g + 1], scales[8 * b + 2 * g]);
-    }
-    for (int s = 0; s < 4; ++s) {
-      for (int i = 0; i < 32; ++i) {
-        const size_t j = static_cast<size_t>(128 * b + 4 * i + s);
-        const float inv = static_cast<float>(4 * b + i / 8 + 1);  // 127 / max of the group
-        EXPECT_EQ(q[static_cast<size_t>(128 * b + 32 * s + i)],
-                  static_cast<int8_t>(std::nearbyint(x[j] * inv)))
-            << b << " " << s << " " << i;
-      }
+struct QuantizedBlock {
+  int8_t q[kActBlockBytes];
+  float ymm_scales[kYmmLanes], zmm_scales[kZmmLanes];
+  int32_t ymm_sums[kYmmLanes], zmm_sums[kZmmLanes];
+  ActBlockOut out() { return {q, ymm_scales, ymm_sums, zmm_scales, zmm_sums}; }
+  int32_t digits(int at) const { return 256 * q[at] + q[kActBlock + at]; }
+};
+
+TEST(CpuActQuant, TwoDigitsReproduceEachValueWithinOneStep) {
+  std::vector<float> x(128);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : x) v = normal(rng);
+  x[5] = 40.0f;  // an outlier coarsens only its own group
+  QuantizedBlock block;
+  quantize_block(x.data(), block.out());
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 0; i < 32; ++i) {
+      const int j = 4 * i + s;
+      const float step = block.ymm_scales[(i / 4)];  // lane i/4 holds group i/8
+      float amax = 0.0f;
+      for (int g = j / 32 * 32; g < j / 32 * 32 + 32; ++g)
+        amax = std::max(amax, std::fabs(x[static_cast<size_t>(g)]));
+      EXPECT_FLOAT_EQ(step, amax / (127.0f * 256.0f));
+      EXPECT_LE(std::fabs(static_cast<float>(block.digits(32 * s + i)) * step - x[static_cast<size_t>(j)]),
+                step * 1.0001f)
+          << "value " << j;
     }
   }
-  for (int b = 0; b < 2; ++b) {
-    for (int lane = 0; lane < 16; ++lane) {
-      int expect = 0;
-      for (int s = 0; s < 4; ++s) {
-        const size_t at = static_cast<size_t>(128 * b + 32 * s + 2 * lane);
-        expect += q[at] + q[at + 1];
+  EXPECT_GT(block.ymm_scales[0], 10.0f * block.ymm_scales[2]);  // only group 0 holds the outlier
+}
+
+TEST(CpuActQuant, LaneSumsAndScalesMatchBothVectorWidths) {
+  std::vector<float> x(128);
+  for (size_t j = 0; j < x.size(); ++j)
+    x[j] = std::sin(static_cast<float>(j)) * static_cast<float>(j % 7 + 1);
+  QuantizedBlock block;
+  quantize_block(x.data(), block.out());
+  for (int lane = 0; lane < kYmmLanes; ++lane) {
+    int32_t ymm = 0, zmm_even = 0, zmm_odd = 0;
+    for (int s = 0; s < 4; ++s) {
+      for (int i = 4 * lane; i < 4 * lane + 4; ++i) {
+        ymm += block.digits(32 * s + i);
+        (s % 2 == 0 ? zmm_even : zmm_odd) += block.digits(32 * s + i);
       }
-      EXPECT_EQ(sums[16 * b + lane], expect);
     }
+    EXPECT_EQ(block.ymm_sums[lane], ymm);
+    EXPECT_EQ(block.zmm_sums[lane], zmm_even);
+    EXPECT_EQ(block.zmm_sums[lane + 8], zmm_odd);
+    EXPECT_EQ(block.zmm_scales[lane], block.ymm_scales[lane]);
+    EXPECT_EQ(block.zmm_scales[lane + 8], block.ymm_scales[lane]);
+    EXPECT_EQ(block.ymm_scales[lane], block.ymm_scales[lane / 2 * 2]);
   }
 }
 
-TEST(CpuActQuant, ZeroBlockHasZeroScaleAndNanPropagates) {
-  std::vector<float> x(256, 0.0f);
-  x[200] = NAN;
-  std::vector<int8_t> q(256, 9);
-  float scales[16];
-  int16_t sums[32];
-  quantize_row(x.data(), 256, q.data(), scales, sums);
-  for (int lane = 0; lane < 8; ++lane) EXPECT_EQ(scales[lane], 0.0f);
-  EXPECT_TRUE(std::isnan(scales[8 + 4]));  // value 200 is in group 6 = lanes 12, 13
-  EXPECT_EQ(scales[8], 0.0f);
-  for (int8_t v : q) EXPECT_EQ(v, 0);
-  for (int16_t v : sums) EXPECT_EQ(v, 0);
+TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {
+  std::vector<float> x(128, 0.0f);
+  x[72] = NAN;  // group 2 = ymm lanes 4, 5
+  QuantizedBlock block;
+  std::fill(std::begin(block.q), std::end(block.q), int8_t{9});
+  quantize_block(x.data(), block.out());
+  for (int lane = 0; lane < kYmmLanes; ++lane) {
+    if (lane == 4 || lane == 5)
+      EXPECT_TRUE(std::isnan(block.ymm_scales[lane]));
+    else
+      EXPECT_EQ(block.ymm_scales[lane], 0.0f);
+    EXPECT_EQ(block.ymm_sums[lane], 0);
+  }
+  for (int8_t v : block.q) EXPECT_EQ(v, 0);
 }
 
 TEST(CpuActQuant, RefusesWidthNotMultipleOfBlock) {

@@ -130,8 +130,9 @@ TEST(Parity, MatchesTransformersFp32) {
   }
 }
 
-// The same fixtures through the cpu backend (int8 activations): agreement is reported, and the argmax
-// must hold wherever the oracle's own top-2 margin is clear of the int8 error.
+// The same fixtures through the cpu backend (two-digit int8 activations). The fast path's bar: the
+// argmax identical at >= 99.5% of positions, and a miss only where the reference's own top-2 margin is
+// below 1e-3.
 TEST(Parity, CpuBackendAgreement) {
   const std::vector<fs::path> dirs = fixture_dirs();
   if (dirs.empty()) GTEST_SKIP() << "no fixtures under " << parity_root();
@@ -142,12 +143,14 @@ TEST(Parity, CpuBackendAgreement) {
     int64_t positions = 0, vocab = 0;
     const std::vector<float> expected = read_npy_f32(dir / "logits.npy", &positions, &vocab);
     ASSERT_EQ(positions, static_cast<int64_t>(tokens.size()));
-    runtime::Engine engine(*model, runtime::EngineOptions{.max_batch_tokens = positions, .threads = 2});
+    runtime::Engine engine(
+        *model, runtime::EngineOptions{
+                    .max_batch_tokens = positions, .backend = runtime::Backend::kCpu, .threads = 2});
     runtime::SequenceState seq = engine.new_sequence(positions, runtime::KvPrecision::kF32);
     runtime::BatchItem prefill{&seq, tokens, runtime::LogitsWanted::kAll};
     engine.step({&prefill, 1});
     double worst = 0, max_logit = 0;
-    int64_t agree = 0;
+    int64_t agree = 0, misses_with_clear_margin = 0;
     for (int64_t p = 0; p < positions; ++p) {
       const float* got = prefill.logits.data() + p * vocab;
       const float* want = &expected[static_cast<size_t>(p * vocab)];
@@ -155,14 +158,23 @@ TEST(Parity, CpuBackendAgreement) {
         worst = std::max(worst, double(std::abs(got[v] - want[v])));
         max_logit = std::max(max_logit, double(std::abs(want[v])));
       }
-      agree += kernels::ref::argmax(got, vocab) == kernels::ref::argmax(want, vocab);
+      const int64_t best = kernels::ref::argmax(want, vocab);
+      if (kernels::ref::argmax(got, vocab) == best) {
+        ++agree;
+        continue;
+      }
+      float second = -INFINITY;
+      for (int64_t v = 0; v < vocab; ++v)
+        if (v != best) second = std::max(second, want[v]);
+      misses_with_clear_margin += want[best] - second >= 1e-3f;
     }
     std::printf(
         "parity %s (cpu backend): argmax agreement %.2f%% (%lld of %lld), worst |dlogit| %.3g, "
         "relative %.3g\n",
         dir.filename().c_str(), 100.0 * double(agree) / double(positions), static_cast<long long>(agree),
         static_cast<long long>(positions), worst, worst / max_logit);
-    EXPECT_GE(double(agree), 0.9 * double(positions));
+    EXPECT_GE(double(agree), 0.995 * double(positions));
+    EXPECT_EQ(misses_with_clear_margin, 0);
   }
 }
 

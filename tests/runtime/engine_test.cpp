@@ -123,7 +123,9 @@ TEST_F(EngineTest, DecodeRowsAndPrefillChunksShareAStep) {
 
 TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogits) {
   const auto ptq1 = Model::open(testing_support::tiny_ptq1_model());
-  ASSERT_EQ(ptq1->weights().output.type, quant::TensorType::kPTQ1_0);
+  // The file holds PTQ1_0; the model keeps its lossless PQ2_0 transcode in memory.
+  ASSERT_EQ(ptq1->file().find_tensor("output.weight")->type, quant::TensorType::kPTQ1_0);
+  ASSERT_EQ(ptq1->weights().output.type, quant::TensorType::kPQ2_0);
   Engine e1(*model_), e2(*ptq1);
   const auto prompt = random_prompt(*model_, 40, 7);
   SequenceState s1 = e1.new_sequence(40), s2 = e2.new_sequence(40);

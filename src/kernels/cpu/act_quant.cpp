@@ -1,5 +1,6 @@
 #include "kernels/cpu/act_quant.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -12,6 +13,7 @@ namespace tern::kernels::cpu {
 namespace {
 
 constexpr size_t kAlign = 64;
+constexpr int64_t kGroups = kActBlock / kActGroup;
 
 template <class T>
 T* aligned_array(size_t count) {
@@ -19,6 +21,17 @@ T* aligned_array(size_t count) {
   void* p = std::aligned_alloc(kAlign, bytes == 0 ? kAlign : bytes);
   if (p == nullptr) throw std::bad_alloc();
   return static_cast<T*>(p);
+}
+
+// The scale of one group: its step, or NaN when it holds a non-finite value (digits then stay 0).
+float group_step(const float* x) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < kActGroup; ++j) {
+    const float a = std::fabs(x[j]);
+    if (!(a <= std::numeric_limits<float>::max())) return std::numeric_limits<float>::quiet_NaN();
+    amax = std::max(amax, a);
+  }
+  return amax / (127.0f * kLoDigit);
 }
 
 }  // namespace
@@ -30,60 +43,67 @@ void ActBuffer::AlignedFree::operator()(void* p) const {
 void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
   if (k < 0 || n_tokens < 0 || k % kActBlock != 0)
     fail(ErrorKind::kInternal, "activation buffer: k {} is not a multiple of {}", k, kActBlock);
-  const size_t values = static_cast<size_t>(k) * static_cast<size_t>(n_tokens);
-  if (values <= capacity_values_) return;
-  const size_t blocks = values / kActBlock;
-  q_.reset(aligned_array<int8_t>(values));
-  lane_scales_.reset(aligned_array<float>(blocks * kLaneScales));
-  lane_sums_.reset(aligned_array<int16_t>(blocks * kLaneSums));
-  capacity_values_ = values;
+  const size_t blocks = static_cast<size_t>(k / kActBlock) * static_cast<size_t>(n_tokens);
+  if (blocks <= capacity_blocks_) return;
+  q_.reset(aligned_array<int8_t>(blocks * kActBlockBytes));
+  ymm_scales_.reset(aligned_array<float>(blocks * kYmmLanes));
+  ymm_sums_.reset(aligned_array<int32_t>(blocks * kYmmLanes));
+  zmm_scales_.reset(aligned_array<float>(blocks * kZmmLanes));
+  zmm_sums_.reset(aligned_array<int32_t>(blocks * kZmmLanes));
+  capacity_blocks_ = blocks;
 }
 
 QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens) {
   reserve(k, n_tokens);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const int64_t blocks = k / kActBlock;
-    quantize_row(x + t * k, k, q_.get() + t * k, lane_scales_.get() + t * blocks * kLaneScales,
-                 lane_sums_.get() + t * blocks * kLaneSums);
+  const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
+  for (int64_t b = 0; b < blocks; ++b) {
+    quantize_block(x + b * kActBlock,
+                   ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
+                               ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
+                               zmm_sums_.get() + b * kZmmLanes});
   }
-  return QuantizedActs{q_.get(), lane_scales_.get(), lane_sums_.get(), k, n_tokens};
+  return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
+                       k,        n_tokens};
 }
 
-void quantize_block(const float* x, int8_t* q, float* lane_scales, int16_t* lane_sums) {
-  float inverse[kActBlock / kActGroup];
-  for (int64_t g = 0; g < kActBlock / kActGroup; ++g) {
-    float amax = 0.0f;
-    bool finite = true;
-    for (int64_t j = g * kActGroup; j < (g + 1) * kActGroup; ++j) {
-      const float a = std::fabs(x[j]);
-      finite = finite && a <= std::numeric_limits<float>::max();
-      amax = std::fmax(amax, a);
-    }
-    inverse[g] = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
-    const float d = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
-    lane_scales[2 * g] = d;
-    lane_scales[2 * g + 1] = d;
-  }
+void quantize_block(const float* x, const ActBlockOut& out) {
+  float steps[kGroups];
+  for (int64_t g = 0; g < kGroups; ++g) steps[g] = group_step(x + g * kActGroup);
+  int8_t* hi = out.q;
+  int8_t* lo = out.q + kActBlock;
   for (int64_t s = 0; s < 4; ++s) {
     for (int64_t i = 0; i < 32; ++i) {
       const int64_t j = 4 * i + s;
-      const float inv = inverse[j / kActGroup];
-      q[32 * s + i] = inv == 0.0f ? int8_t{0} : static_cast<int8_t>(std::nearbyint(x[j] * inv));
+      const float step = steps[j / kActGroup];
+      int8_t h = 0, l = 0;
+      if (step > 0.0f) {  // false for 0 and NaN
+        const float in_steps = x[j] / step;
+        const float high = std::nearbyint(in_steps / kLoDigit);
+        h = static_cast<int8_t>(std::clamp(high, -127.0f, 127.0f));
+        l = static_cast<int8_t>(std::clamp(std::nearbyint(in_steps - high * kLoDigit), -127.0f, 127.0f));
+      }
+      hi[32 * s + i] = h;
+      lo[32 * s + i] = l;
     }
   }
-  for (int64_t lane = 0; lane < kLaneSums; ++lane) {
-    int sum = 0;
-    for (int64_t s = 0; s < 4; ++s) sum += q[32 * s + 2 * lane] + q[32 * s + 2 * lane + 1];
-    lane_sums[lane] = static_cast<int16_t>(sum);
-  }
-}
-
-void quantize_row(const float* x, int64_t k, int8_t* q, float* lane_scales, int16_t* lane_sums) {
-  if (k % kActBlock != 0)
-    fail(ErrorKind::kInternal, "activation quantisation: k {} is not a multiple of {}", k, kActBlock);
-  for (int64_t b = 0; b < k / kActBlock; ++b) {
-    quantize_block(x + b * kActBlock, q + b * kActBlock, lane_scales + b * kLaneScales,
-                   lane_sums + b * kLaneSums);
+  const auto digits = [&](int64_t at) { return static_cast<int32_t>(kLoDigit) * hi[at] + lo[at]; };
+  for (int64_t lane = 0; lane < kYmmLanes; ++lane) {
+    int32_t ymm = 0;
+    for (int64_t s = 0; s < 4; ++s) {
+      int32_t part = 0;
+      for (int64_t i = 4 * lane; i < 4 * lane + 4; ++i) part += digits(32 * s + i);
+      ymm += part;
+      // zmm lane `lane` covers vectors s0 and s2, lane 8 + `lane` covers s1 and s3.
+      const int64_t zmm_lane = lane + (s % 2) * kYmmLanes;
+      if (s < 2)
+        out.zmm_sums[zmm_lane] = part;
+      else
+        out.zmm_sums[zmm_lane] += part;
+    }
+    out.ymm_sums[lane] = ymm;
+    out.ymm_scales[lane] = steps[lane / 2];
+    out.zmm_scales[lane] = steps[lane / 2];
+    out.zmm_scales[lane + kYmmLanes] = steps[lane / 2];
   }
 }
 

@@ -1,11 +1,18 @@
-// Activation quantisation for the ternary matmul kernels: fp32 -> int8 with one fp32 scale per 32
-// consecutive values (four groups per 128-value weight block) and per-block integer sums, stored in the
-// element order the PQ2_0 kernels read. Within block b, element j = 4i + s (i in 0..31, s in 0..3) is stored
-// at q[b*128 + 32s + i]: the s-th 2-bit field of every PQ2_0 qs byte i then lines up with 32 contiguous
-// activations, so one (qs >> 2s) & 3 vector multiplies one activation vector. Group g (values
-// 32g..32g+31) then occupies bytes 8g..8g+7 of each of the four vectors, i.e. int32 lanes 2g and 2g+1
-// after maddubs + madd: a per-32 scale costs the kernel nothing more than a per-128 one (one vector of
-// eight lane scales instead of a broadcast). Per-32 keeps one outlier from coarsening 128 values.
+// Activation quantisation for the ternary matmul kernels. Each value is split into two int8 digits,
+//   x ≈ step · (256·hi + lo),   step = max|x| / (127·256) per group of 32 consecutive values,
+// hi the nearest integer of x/(256·step) and lo the nearest integer of the remainder in steps (|lo| ≤ 127;
+// the rare ±128 is clamped). The error is at most one step (≈ 3e-5 of the group's largest value, about
+// fp16 precision), so the int8 kernels stay as exact as the fp32 oracle's argmax needs, while every product
+// is still a u8 × s8 one: the weight operand is the 2-bit code itself (dot(w,x) = d_w·(Σ code·x − Σ x)).
+//
+// Element order: within block b (128 values), value j = 4i + s (i in 0..31, s in 0..3) is stored at byte
+// 32s + i of the block's hi plane and of its lo plane, so the s-th 2-bit field of every PQ2_0 qs byte i
+// lines up with 32 contiguous activations. Per block and token the layout is {hi[128], lo[128]}.
+// Two lane views exist for the two vector widths:
+//   ymm (8 int32 lanes): lane l sums bytes 4l..4l+3 of all four 32-byte vectors → group l/2.
+//   zmm (16 int32 lanes over [s0|s1] and [s2|s3]): lane l sums bytes 4(l%8).. of two vectors → group (l%8)/2.
+// For each, the quantiser stores per block the lanes' scales (step of their group) and the lanes' sums
+// (Σ of 256·hi + lo over the lane's bytes), the "− Σ x" term in integers.
 #pragma once
 
 #include <cstddef>
@@ -15,25 +22,37 @@
 namespace tern::kernels::cpu {
 
 inline constexpr int64_t kActBlock = 128;
-inline constexpr int64_t kActGroup = 32;  // values sharing one scale
-// Per block, the scale of each int32 lane after maddubs + madd: {d0, d0, d1, d1, d2, d2, d3, d3}.
-inline constexpr int64_t kLaneScales = 8;
-// maddubs sums neighbouring byte pairs into 16 int16 lanes per 32 activations; lane_sums holds, per
-// block, the sum over the four 32-vectors of those pair sums (16 values; their total is Σ q).
-inline constexpr int64_t kLaneSums = 16;
+inline constexpr int64_t kActGroup = 32;        // values sharing one scale
+inline constexpr int64_t kActBlockBytes = 256;  // hi plane + lo plane
+inline constexpr int64_t kYmmLanes = 8;
+inline constexpr int64_t kZmmLanes = 16;
+inline constexpr float kLoDigit = 256.0f;  // weight of hi relative to lo
 
 // A read-only view of quantised activations for n_tokens rows of k values (k a multiple of 128).
 struct QuantizedActs {
-  const int8_t* q = nullptr;           // [n_tokens][k], permuted per block as described above
-  const float* lane_scales = nullptr;  // [n_tokens][k/128][8]: value = q * d of its group
-  const int16_t* lane_sums = nullptr;  // [n_tokens][k/128][16]
+  const int8_t* q = nullptr;          // [n_tokens][k/128][256]
+  const float* ymm_scales = nullptr;  // [n_tokens][k/128][8]
+  const int32_t* ymm_sums = nullptr;  // [n_tokens][k/128][8]
+  const float* zmm_scales = nullptr;  // [n_tokens][k/128][16]
+  const int32_t* zmm_sums = nullptr;  // [n_tokens][k/128][16]
   int64_t k = 0;
   int64_t n_tokens = 0;
 
   int64_t blocks() const { return k / kActBlock; }
-  const int8_t* token_q(int64_t t) const { return q + t * k; }
-  const float* token_lane_scales(int64_t t) const { return lane_scales + t * blocks() * kLaneScales; }
-  const int16_t* token_lane_sums(int64_t t) const { return lane_sums + t * blocks() * kLaneSums; }
+  const int8_t* token_q(int64_t t) const { return q + t * blocks() * kActBlockBytes; }
+  const float* token_ymm_scales(int64_t t) const { return ymm_scales + t * blocks() * kYmmLanes; }
+  const int32_t* token_ymm_sums(int64_t t) const { return ymm_sums + t * blocks() * kYmmLanes; }
+  const float* token_zmm_scales(int64_t t) const { return zmm_scales + t * blocks() * kZmmLanes; }
+  const int32_t* token_zmm_sums(int64_t t) const { return zmm_sums + t * blocks() * kZmmLanes; }
+};
+
+// One quantised block's pointers (the per-block slices of a QuantizedActs row).
+struct ActBlockOut {
+  int8_t* q;          // 256 bytes
+  float* ymm_scales;  // 8
+  int32_t* ymm_sums;  // 8
+  float* zmm_scales;  // 16
+  int32_t* zmm_sums;  // 16
 };
 
 // Owns the aligned storage for quantised activations. reserve() allocates only when the request
@@ -50,18 +69,13 @@ class ActBuffer {
     void operator()(void* p) const;
   };
   std::unique_ptr<int8_t[], AlignedFree> q_;
-  std::unique_ptr<float[], AlignedFree> lane_scales_;
-  std::unique_ptr<int16_t[], AlignedFree> lane_sums_;
-  size_t capacity_values_ = 0;
+  std::unique_ptr<float[], AlignedFree> ymm_scales_, zmm_scales_;
+  std::unique_ptr<int32_t[], AlignedFree> ymm_sums_, zmm_sums_;
+  size_t capacity_blocks_ = 0;
 };
 
-// Quantises one block of 128 values, per group of 32: d = max|x| / 127 (0 for an all-zero group), q =
-// nearest integer (ties to even) of x * (127 / max|x|). A group holding a NaN or infinity gets d = NaN
-// and q = 0, so the non-finite value reaches the output. Writes 128 permuted bytes, 8 lane scales and
-// 16 lane sums.
-void quantize_block(const float* x, int8_t* q, float* lane_scales, int16_t* lane_sums);
-
-// Quantises k values (k a multiple of 128) block by block into the given arrays.
-void quantize_row(const float* x, int64_t k, int8_t* q, float* lane_scales, int16_t* lane_sums);
+// Quantises one block of 128 values. A group holding a NaN or infinity gets scale NaN and digits 0, so
+// the non-finite value reaches the output; an all-zero group gets scale 0.
+void quantize_block(const float* x, const ActBlockOut& out);
 
 }  // namespace tern::kernels::cpu

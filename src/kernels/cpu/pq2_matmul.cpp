@@ -15,15 +15,16 @@ namespace {
 // Rows handed to one thread are a multiple of this, so the row-interleaved fast paths see whole groups.
 constexpr int64_t kRowGrain = 8;
 
-// Σ (code − 1)·q over one block, per int32 lane of the SIMD kernels (lane = qs bytes 4l..4l+3).
-void block_lane_dots(const uint8_t* qs, const int8_t* q, const int16_t* lane_sums, int32_t dots[8]) {
-  for (int lane = 0; lane < 8; ++lane) {
-    int32_t dot = -lane_sums[2 * lane] - lane_sums[2 * lane + 1];
-    for (int s = 0; s < 4; ++s) {
-      for (int i = 4 * lane; i < 4 * lane + 4; ++i) dot += ((qs[i] >> (2 * s)) & 3) * q[32 * s + i];
+// Σ (code − 1)·(256·hi + lo) over one block, per ymm lane (lane l = qs bytes 4l..4l+3).
+int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_sum, int lane) {
+  int32_t dot = -lane_sum;
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 4 * lane; i < 4 * lane + 4; ++i) {
+      const int32_t digits = 256 * q[32 * s + i] + q[kActBlock + 32 * s + i];
+      dot += ((qs[i] >> (2 * s)) & 3) * digits;
     }
-    dots[lane] = dot;
   }
+  return dot;
 }
 
 }  // namespace
@@ -33,8 +34,8 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
   const int64_t blocks = a.blocks();
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     const int8_t* q = a.token_q(t);
-    const float* scales = a.token_lane_scales(t);
-    const int16_t* sums = a.token_lane_sums(t);
+    const float* scales = a.token_ymm_scales(t);
+    const int32_t* sums = a.token_ymm_sums(t);
     for (int64_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = w.data + static_cast<size_t>(r) * w.row_bytes;
       float acc = 0.0f;
@@ -43,10 +44,10 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
         uint16_t d_bits;
         std::memcpy(&d_bits, block, sizeof d_bits);
         const float d_w = fp16_to_fp32(d_bits);
-        int32_t dots[8];
-        block_lane_dots(block + 2, q + b * kActBlock, sums + b * kLaneSums, dots);
-        for (int lane = 0; lane < 8; ++lane) {
-          acc += static_cast<float>(dots[lane]) * (d_w * scales[b * kLaneScales + lane]);
+        for (int lane = 0; lane < kYmmLanes; ++lane) {
+          const int32_t dot =
+              block_lane_dot(block + 2, q + b * kActBlockBytes, sums[b * kYmmLanes + lane], lane);
+          acc += static_cast<float>(dot) * (d_w * scales[b * kYmmLanes + lane]);
         }
       }
       y[t * y_stride + r] = acc;
@@ -55,7 +56,10 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
 }
 
 Pq2RowsKernel pq2_rows_kernel() {
-  return cpu_features().has_avx2_fma() ? pq2_rows_avx2 : pq2_rows_scalar;
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx512_vnni()) return pq2_rows_avx512;
+  if (cpu.has_avx2_fma()) return pq2_rows_avx2;
+  return pq2_rows_scalar;
 }
 
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool) {

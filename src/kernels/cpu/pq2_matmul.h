@@ -1,8 +1,8 @@
-// PQ2_0 ternary matmul against int8 activations (act_quant.h): y = W · x for one token (decode) or a
-// chunk of tokens (prefill), multi-threaded over rows. Per block,
-//   dot(w, x) ≈ d_w · d_x · (Σ code·q − Σ q),
+// PQ2_0 ternary matmul against two-digit int8 activations (act_quant.h): y = W · x for one token
+// (decode) or a chunk of tokens (prefill), multi-threaded over rows. Per block and lane,
+//   dot(w, x) ≈ d_w · step · (Σ code·(256·hi + lo) − Σ (256·hi + lo)),
 // which is exact in the integers for every code 0..3 (code 3 decodes as +2·d_w, model-spec §3.2), so no
-// scan for code 3 is needed. Each fast path has a scalar twin with the same arithmetic.
+// scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +35,9 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
 // Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
 void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
                    int64_t row_end);
+// Needs AVX-512 F/BW/VL + VNNI (cpu_features().has_avx512_vnni()).
+void pq2_rows_avx512(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+                     int64_t row_begin, int64_t row_end);
 
 // The fastest kernel this CPU runs (after the TERN_ISA cap).
 Pq2RowsKernel pq2_rows_kernel();

@@ -1,0 +1,21 @@
+// The compute options every model-running command shares: which backend, how many threads.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "runtime/engine.h"
+
+namespace tern::app {
+
+struct BackendOptions {
+  std::string backend = "cpu";
+  int threads = 0;  // 0: every hardware thread
+
+  void add_to(CLI::App& command);
+  // Backend and pool size for the engine (the other limits at their defaults); Error(kInput) for a bad
+  // backend name or a negative thread count.
+  runtime::EngineOptions engine_options() const;
+};
+
+}  // namespace tern::app
