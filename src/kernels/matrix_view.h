@@ -20,4 +20,10 @@ struct MatrixView {
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
 };
 
+// One output of a group of matmuls that read the same activations: y = w · x.
+struct MatmulTarget {
+  float* y;  // [n_tokens][w.rows]
+  MatrixView w;
+};
+
 }  // namespace tern::kernels

@@ -23,6 +23,8 @@ struct Ops {
   void (*embedding)(float* out, const MatrixView& table, const int32_t* tokens, int64_t n_tokens);
   // ref::matmul
   void (*matmul)(float* y, const MatrixView& w, const float* x, int64_t n_tokens);
+  // ref::matmul_shared: several matrices over one activation (q/k/v, qkv/z, gate/up)
+  void (*matmul_shared)(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens);
   // ref::site_forward / ref::site_inverse
   void (*site_forward)(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs,
                        int64_t block);

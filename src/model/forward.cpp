@@ -57,9 +57,8 @@ void full_attention(const Pass& p, const LayerWeights& layer, float* out) {
 
   std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for q, k, v
-  p.ops.matmul(s.qg.data(), w.q, s.rotated.data(), p.n);
-  p.ops.matmul(s.k.data(), w.k, s.rotated.data(), p.n);
-  p.ops.matmul(s.v.data(), w.v, s.rotated.data(), p.n);
+  const kernels::MatmulTarget qkv[] = {{s.qg.data(), w.q}, {s.k.data(), w.k}, {s.v.data(), w.v}};
+  p.ops.matmul_shared(std::span(qkv), s.rotated.data(), p.n);
 
   for (int64_t r = 0; r < p.n; ++r) {
     for (int64_t h = 0; h < c.n_head; ++h) {  // per head: hd query rows, then hd gate rows
@@ -120,10 +119,10 @@ void gated_delta_net(const Pass& p, const LayerWeights& layer, float* out) {
 
   std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for qkv and z
-  p.ops.matmul(s.mixed.data(), w.qkv, s.rotated.data(), p.n);
-  p.ops.matmul(s.z.data(), w.gate, s.rotated.data(), p.n);
-  p.ops.matmul(s.alpha.data(), w.alpha, s.u.data(), p.n);  // un-rotated input (§9.5)
-  p.ops.matmul(s.beta.data(), w.beta, s.u.data(), p.n);
+  const kernels::MatmulTarget qkv_z[] = {{s.mixed.data(), w.qkv}, {s.z.data(), w.gate}};
+  p.ops.matmul_shared(std::span(qkv_z), s.rotated.data(), p.n);
+  const kernels::MatmulTarget decay[] = {{s.alpha.data(), w.alpha}, {s.beta.data(), w.beta}};
+  p.ops.matmul_shared(std::span(decay), s.u.data(), p.n);  // un-rotated input (§9.5)
 
   // The four tiled projections' outputs into grouped order (weights.h).
   for (int64_t r = 0; r < p.n; ++r) {
@@ -196,8 +195,9 @@ void mlp(const Pass& p, const LayerWeights& layer, float* out) {
   Scratch& s = p.s;
   std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for gate and up
-  p.ops.matmul(s.ffn_gate.data(), layer.ffn_gate, s.rotated.data(), p.n);
-  p.ops.matmul(s.ffn_up.data(), layer.ffn_up, s.rotated.data(), p.n);
+  const kernels::MatmulTarget gate_up[] = {{s.ffn_gate.data(), layer.ffn_gate},
+                                           {s.ffn_up.data(), layer.ffn_up}};
+  p.ops.matmul_shared(std::span(gate_up), s.rotated.data(), p.n);
   for (int64_t i = 0; i < p.n * c.d_ff; ++i) s.ffn_gate[sz(i)] = silu(s.ffn_gate[sz(i)]) * s.ffn_up[sz(i)];
   p.site(s.ffn_gate.data(), c.d_ff, p.model.sites().ffn_inner);
   p.ops.matmul(out, layer.ffn_down, s.ffn_gate.data(), p.n);

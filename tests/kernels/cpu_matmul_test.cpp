@@ -240,6 +240,26 @@ TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
   EXPECT_EQ(one, two);
 }
 
+TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
+  const Weights a = random_weights(37, 512, 21), b = random_weights(8, 512, 22),
+                c = random_weights(101, 512, 23);
+  const std::vector<float> x = random_acts(2 * 512, 24);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), 512, 2);
+  ThreadPool pool(2);
+  for (Pq2RowsKernel kernel : kernels()) {
+    std::vector<float> ya(2 * 37), yb(2 * 8), yc(2 * 101);
+    const Pq2Target targets[] = {{ya.data(), a.view}, {yb.data(), b.view}, {yc.data(), c.view}};
+    pq2_matmul_shared(targets, acts, &pool, kernel);
+    for (const Pq2Target& t : targets) {
+      std::vector<float> alone(static_cast<size_t>(2 * t.w.rows));
+      pq2_matmul(alone.data(), t.w, acts, nullptr, kernel);
+      EXPECT_EQ(alone, std::vector<float>(t.y, t.y + alone.size()))
+          << kernel_name(kernel) << " rows " << t.w.rows;
+    }
+  }
+}
+
 TEST(CpuPq2Matmul, RefusesMismatchedWidth) {
   const Weights w = random_weights(4, 256, 11);
   const std::vector<float> x = random_acts(128, 12);

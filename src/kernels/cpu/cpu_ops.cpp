@@ -23,6 +23,25 @@ void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens)
   cpu::pq2_matmul(y, cpu::Pq2Matrix{w.data, w.rows, w.cols, w.row_bytes}, acts, cpu_pool);
 }
 
+// The PQ2_0 targets share one quantisation of x and one parallel pass; any other goes alone.
+void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
+  constexpr size_t kMaxShared = 8;
+  cpu::Pq2Target pq2[kMaxShared];
+  size_t count = 0;
+  for (const MatmulTarget& t : targets) {
+    const bool fast = t.w.type == quant::TensorType::kPQ2_0 && t.w.cols % cpu::kActBlock == 0;
+    if (fast && count < kMaxShared && (count == 0 || pq2[0].w.cols == t.w.cols)) {
+      pq2[count++] = cpu::Pq2Target{t.y, cpu::Pq2Matrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes}};
+    } else {
+      cpu_matmul(t.y, t.w, x, n_tokens);
+    }
+  }
+  if (count == 0) return;
+  thread_local cpu::ActBuffer buffer;
+  const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, n_tokens);
+  cpu::pq2_matmul_shared({pq2, count}, acts, cpu_pool, cpu::pq2_rows_kernel());
+}
+
 }  // namespace
 
 const Ops& cpu_ops(ThreadPool& pool) {
@@ -31,6 +50,7 @@ const Ops& cpu_ops(ThreadPool& pool) {
     Ops table = reference_ops();
     table.name = "cpu";
     table.matmul = cpu_matmul;
+    table.matmul_shared = cpu_matmul_shared;
     return table;
   }();
   return ops;

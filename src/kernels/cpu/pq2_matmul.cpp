@@ -68,22 +68,44 @@ void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool
 
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool,
                 Pq2RowsKernel kernel) {
-  if (w.cols != a.k || w.cols % kActBlock != 0 || w.rows < 0 ||
-      w.row_bytes < static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes) {
-    fail(ErrorKind::kInternal, "pq2_matmul: weight {}x{} (row {} bytes) does not match activations k={}",
-         w.rows, w.cols, w.row_bytes, a.k);
+  const Pq2Target target{y, w};
+  pq2_matmul_shared({&target, 1}, a, pool, kernel);
+}
+
+void pq2_matmul_shared(std::span<const Pq2Target> targets, const QuantizedActs& a, ThreadPool* pool,
+                       Pq2RowsKernel kernel) {
+  int64_t groups = 0;  // row groups of all targets together
+  for (const Pq2Target& t : targets) {
+    const Pq2Matrix& w = t.w;
+    if (w.cols != a.k || w.cols % kActBlock != 0 || w.rows < 0 ||
+        w.row_bytes < static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes) {
+      fail(ErrorKind::kInternal, "pq2_matmul: weight {}x{} (row {} bytes) does not match activations k={}",
+           w.rows, w.cols, w.row_bytes, a.k);
+    }
+    groups += (w.rows + kRowGrain - 1) / kRowGrain;
   }
+  // Runs the global row groups [first, last) of the concatenated targets.
+  const auto run_groups = [&](int64_t first, int64_t last) {
+    int64_t base = 0;
+    for (const Pq2Target& t : targets) {
+      const int64_t own = (t.w.rows + kRowGrain - 1) / kRowGrain;
+      const int64_t begin = std::max(first, base), end = std::min(last, base + own);
+      if (begin < end) {
+        kernel(t.y, t.w.rows, t.w, a, (begin - base) * kRowGrain,
+               std::min(t.w.rows, (end - base) * kRowGrain));
+      }
+      base += own;
+    }
+  };
   const int threads = pool == nullptr ? 1 : pool->size();
-  if (threads == 1 || w.rows < 2 * kRowGrain) {
-    kernel(y, w.rows, w, a, 0, w.rows);
+  if (threads == 1 || groups < 2) {
+    run_groups(0, groups);
     return;
   }
-  const int64_t groups = (w.rows + kRowGrain - 1) / kRowGrain;
-  pool->for_each(threads, [&](int64_t part, int) {
-    const int64_t begin = std::min(w.rows, groups * part / threads * kRowGrain);
-    const int64_t end = std::min(w.rows, groups * (part + 1) / threads * kRowGrain);
-    if (begin < end) kernel(y, w.rows, w, a, begin, end);
-  });
+  // A few parts per thread, claimed dynamically, so a thread the OS pauses does not hold up the rest.
+  const int64_t parts = std::min<int64_t>(groups, 4 * threads);
+  pool->for_each(parts,
+                 [&](int64_t part, int) { run_groups(groups * part / parts, groups * (part + 1) / parts); });
 }
 
 }  // namespace tern::kernels::cpu

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "kernels/cpu/act_quant.h"
 
@@ -47,5 +48,15 @@ Pq2RowsKernel pq2_rows_kernel();
 // row_bytes is too small. Allocates nothing.
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool);
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool, Pq2RowsKernel kernel);
+
+struct Pq2Target {
+  float* y;  // [a.n_tokens][w.rows]
+  Pq2Matrix w;
+};
+
+// Several matrices over the same activations in one parallel pass: the rows of all targets, taken as
+// one sequence, are split over the pool's threads. Same checks as pq2_matmul, per target.
+void pq2_matmul_shared(std::span<const Pq2Target> targets, const QuantizedActs& a, ThreadPool* pool,
+                       Pq2RowsKernel kernel);
 
 }  // namespace tern::kernels::cpu

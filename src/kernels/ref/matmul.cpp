@@ -106,4 +106,8 @@ void matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
   }
 }
 
+void matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
+  for (const MatmulTarget& t : targets) matmul(t.y, t.w, x, n_tokens);
+}
+
 }  // namespace tern::kernels::ref

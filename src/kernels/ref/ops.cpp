@@ -15,6 +15,7 @@ const Ops& reference_ops() {
       .name = "ref",
       .embedding = ref::embedding,
       .matmul = ref::matmul,
+      .matmul_shared = ref::matmul_shared,
       .site_forward = ref::site_forward,
       .site_inverse = ref::site_inverse,
       .rms_norm = ref::rms_norm,
