@@ -2,6 +2,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/dense_matmul.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/ref/matmul.h"
 
@@ -12,8 +13,12 @@ namespace {
 thread_local ThreadPool* cpu_pool = nullptr;
 
 void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
-  // model::Model holds every ternary matrix as PQ2_0 (PTQ1_0 is transcoded at load); other types are
-  // small (norm-side BF16 a/b) or dense test files and take the oracle's path.
+  // model::Model holds every ternary matrix as PQ2_0 (PTQ1_0 is transcoded at load); Q2_0 (a
+  // conversion format, not a model's) takes the oracle's path.
+  if (cpu::is_dense_type(w.type)) {
+    cpu::dense_matmul(y, w, x, n_tokens, cpu_pool);
+    return;
+  }
   if (w.type != quant::TensorType::kPQ2_0 || w.cols % cpu::kActBlock != 0) {
     ref::matmul(y, w, x, n_tokens);
     return;

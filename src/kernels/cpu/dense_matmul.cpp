@@ -1,0 +1,73 @@
+#include "kernels/cpu/dense_matmul.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/cpu_features.h"
+#include "core/half.h"
+#include "core/thread_pool.h"
+
+namespace tern::kernels::cpu {
+
+namespace {
+
+float element(const MatrixView& w, const uint8_t* row, int64_t k) {
+  switch (w.type) {
+    case quant::TensorType::kBF16: {
+      uint16_t bits;
+      std::memcpy(&bits, row + 2 * k, sizeof bits);
+      return bf16_to_fp32(bits);
+    }
+    case quant::TensorType::kF16: {
+      uint16_t bits;
+      std::memcpy(&bits, row + 2 * k, sizeof bits);
+      return fp16_to_fp32(bits);
+    }
+    default: {
+      float value;
+      std::memcpy(&value, row + 4 * k, sizeof value);
+      return value;
+    }
+  }
+}
+
+}  // namespace
+
+bool is_dense_type(quant::TensorType type) {
+  return type == quant::TensorType::kBF16 || type == quant::TensorType::kF16 ||
+         type == quant::TensorType::kF32;
+}
+
+float dense_dot_scalar(const MatrixView& w, int64_t row, const float* x) {
+  const uint8_t* r = w.row(row);
+  float acc[4] = {0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 4 <= w.cols; k += 4) {
+    for (int j = 0; j < 4; ++j) acc[j] += element(w, r, k + j) * x[k + j];
+  }
+  for (; k < w.cols; ++k) acc[0] += element(w, r, k) * x[k];
+  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+DenseDotKernel dense_dot_kernel() {
+  return cpu_features().has_avx2_fma() ? dense_dot_avx2 : dense_dot_scalar;
+}
+
+void dense_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
+  const DenseDotKernel dot = dense_dot_kernel();
+  constexpr int64_t kRowsPerTask = 16;
+  const int64_t tasks = (w.rows + kRowsPerTask - 1) / kRowsPerTask;
+  const auto run = [&](int64_t task) {
+    const int64_t end = std::min(w.rows, (task + 1) * kRowsPerTask);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      for (int64_t r = task * kRowsPerTask; r < end; ++r) y[t * w.rows + r] = dot(w, r, x + t * w.cols);
+    }
+  };
+  if (pool == nullptr) {
+    for (int64_t task = 0; task < tasks; ++task) run(task);
+  } else {
+    pool->for_each(tasks, [&](int64_t task, int) { run(task); });
+  }
+}
+
+}  // namespace tern::kernels::cpu
