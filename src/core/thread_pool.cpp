@@ -7,6 +7,22 @@
 
 namespace tern {
 
+namespace {
+
+// Spin iterations before a thread sleeps on the futex: the next job (or the last worker) usually
+// arrives within microseconds, and a futex round trip costs about as much.
+constexpr int kSpins = 20000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads, bool pin) {
   if (threads < 1) fail(ErrorKind::kInput, "thread count must be at least 1, got {}", threads);
   workers_.reserve(static_cast<size_t>(threads - 1));
@@ -47,6 +63,7 @@ void ThreadPool::run(int64_t count, Task fn, void* ctx) {
   epoch_.notify_all();
   work(0);
   // Wait for the workers to leave the job (they may still be finishing their last index).
+  for (int spin = 0; spin < kSpins && busy_.load(std::memory_order_acquire) != 0; ++spin) cpu_relax();
   for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire)) {
     busy_.wait(b, std::memory_order_acquire);
   }
@@ -62,9 +79,9 @@ void ThreadPool::work(int thread) {
 void ThreadPool::worker_loop(int thread) {
   uint64_t seen = 0;
   for (;;) {
-    // Spin briefly (the next job usually follows within microseconds), then sleep on the futex.
     uint64_t now = epoch_.load(std::memory_order_acquire);
-    for (int spin = 0; now == seen && spin < 20000; ++spin) {
+    for (int spin = 0; now == seen && spin < kSpins; ++spin) {
+      cpu_relax();
       now = epoch_.load(std::memory_order_acquire);
     }
     while (now == seen) {

@@ -229,12 +229,13 @@ TEST(CpuPq2Matmul, PrefillTokenCounts) {
 }
 
 TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
-  const Weights w = random_weights(101, 1024, 9);
+  // Large enough (38 row groups × 8 blocks × 3 tokens) that the pool really splits the rows.
+  const Weights w = random_weights(301, 1024, 9);
   const std::vector<float> x = random_acts(3 * 1024, 10);
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), 1024, 3);
   ThreadPool pool(2);
-  std::vector<float> one(3 * 101), two(3 * 101);
+  std::vector<float> one(3 * 301), two(3 * 301);
   pq2_matmul(one.data(), w.view, acts, nullptr);
   pq2_matmul(two.data(), w.view, acts, &pool);
   EXPECT_EQ(one, two);
@@ -248,11 +249,11 @@ TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
   const QuantizedActs acts = buffer.quantize(x.data(), 512, 2);
   ThreadPool pool(2);
   for (Pq2RowsKernel kernel : kernels()) {
-    std::vector<float> ya(2 * 37), yb(2 * 8), yc(2 * 101);
+    std::vector<float> ya(kTokens * 37), yb(kTokens * 8), yc(kTokens * 101);
     const Pq2Target targets[] = {{ya.data(), a.view}, {yb.data(), b.view}, {yc.data(), c.view}};
     pq2_matmul_shared(targets, acts, &pool, kernel);
     for (const Pq2Target& t : targets) {
-      std::vector<float> alone(static_cast<size_t>(2 * t.w.rows));
+      std::vector<float> alone(static_cast<size_t>(kTokens * t.w.rows));
       pq2_matmul(alone.data(), t.w, acts, nullptr, kernel);
       EXPECT_EQ(alone, std::vector<float>(t.y, t.y + alone.size()))
           << kernel_name(kernel) << " rows " << t.w.rows;

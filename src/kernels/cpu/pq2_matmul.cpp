@@ -14,6 +14,9 @@ namespace {
 
 // Rows handed to one thread are a multiple of this, so the row-interleaved fast paths see whole groups.
 constexpr int64_t kRowGrain = 8;
+// Below this many (row group × block × token) units (~20 µs of work) waking the pool costs more than
+// it saves.
+constexpr int64_t kMinParallelWork = 512;
 
 // Σ (code − 1)·(256·hi + lo) over one block, per ymm lane (lane l = qs bytes 4l..4l+3).
 int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_sum, int lane) {
@@ -98,7 +101,7 @@ void pq2_matmul_shared(std::span<const Pq2Target> targets, const QuantizedActs& 
     }
   };
   const int threads = pool == nullptr ? 1 : pool->size();
-  if (threads == 1 || groups < 2) {
+  if (threads == 1 || groups * a.blocks() * a.n_tokens < kMinParallelWork) {
     run_groups(0, groups);
     return;
   }
