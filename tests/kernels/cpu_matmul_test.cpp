@@ -242,11 +242,12 @@ TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
 }
 
 TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
-  const Weights a = random_weights(37, 512, 21), b = random_weights(8, 512, 22),
-                c = random_weights(101, 512, 23);
-  const std::vector<float> x = random_acts(2 * 512, 24);
+  constexpr int64_t kTokens = 8;  // 19 row groups × 8 blocks × 8 tokens: split over the pool
+  const Weights a = random_weights(37, 1024, 21), b = random_weights(8, 1024, 22),
+                c = random_weights(101, 1024, 23);
+  const std::vector<float> x = random_acts(kTokens * 1024, 24);
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), 512, 2);
+  const QuantizedActs acts = buffer.quantize(x.data(), 1024, kTokens);
   ThreadPool pool(2);
   for (Pq2RowsKernel kernel : kernels()) {
     std::vector<float> ya(kTokens * 37), yb(kTokens * 8), yc(kTokens * 101);
