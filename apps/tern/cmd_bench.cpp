@@ -57,6 +57,8 @@ void add_bench_command(CLI::App& app) {
   command->add_option("-d,--depth", args->options.depths, "tokens already in the context (comma list)")
       ->delimiter(',')
       ->capture_default_str();
+  command->add_flag("--synthetic-depth", args->options.synthetic_depth,
+                    "fill the depth with random KV and recurrent state instead of prefilling it");
   command->add_option("-r,--repetitions", args->options.repetitions, "repetitions of each test")
       ->capture_default_str();
   command->add_option("-t,--threads", args->options.threads, "threads (0: every hardware thread)")

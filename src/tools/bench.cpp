@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 #include <variant>
@@ -48,12 +51,51 @@ void feed(runtime::Engine& engine, runtime::SequenceState& seq, std::span<const 
   }
 }
 
+// Linux: writing 5 to clear_refs resets the VmHWM high-water mark; elsewhere the peak keeps the probe.
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+// VmHWM of /proc/self/status, or getrusage's maximum where that file does not exist.
+uint64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // kB
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// A context of `depth` positions with random keys and values (unit-scale, as after the k norm) and
+// random recurrent and conv state.
+void fill_random_context(runtime::SequenceState& seq, const model::Config& c, int64_t depth,
+                         std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> k(static_cast<size_t>(c.n_head_kv * c.head_dim)), v(k.size());
+  for (int64_t slot = 0; slot < c.n_attention_layers(); ++slot) {
+    for (int64_t pos = 0; pos < depth; ++pos) {
+      for (size_t i = 0; i < k.size(); ++i) k[i] = normal(rng), v[i] = normal(rng);
+      seq.store_kv(slot, pos, k.data(), v.data());
+    }
+  }
+  for (int64_t slot = 0; slot < c.n_layer - c.n_attention_layers(); ++slot) {
+    for (float& x : seq.recurrent_state(slot)) x = 0.01f * normal(rng);
+    for (float& x : seq.conv_state(slot)) x = normal(rng);
+  }
+  seq.advance(depth);
+}
+
 // Tokens per second of one repetition: the depth filled untimed, then the pp or tg part timed.
-double run_once(runtime::Engine& engine, const BenchTest& test, runtime::KvPrecision kv, std::mt19937& rng) {
+// max_state_bytes grows to the sequence state's size.
+double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptions& options,
+                std::mt19937& rng, uint64_t& max_state_bytes) {
   const model::Model& model = engine.model();
-  runtime::SequenceState seq =
-      engine.new_sequence(std::max<int64_t>(1, test.depth + test.prompt_tokens + test.gen_tokens), kv);
-  if (test.depth > 0) feed(engine, seq, synthetic_tokens(model, test.depth, rng));
+  runtime::SequenceState seq = engine.new_sequence(
+      std::max<int64_t>(1, test.depth + test.prompt_tokens + test.gen_tokens), options.kv);
+  max_state_bytes = std::max<uint64_t>(max_state_bytes, seq.bytes());
+  if (test.depth > 0 && options.synthetic_depth) fill_random_context(seq, model.config(), test.depth, rng);
+  if (test.depth > 0 && !options.synthetic_depth) feed(engine, seq, synthetic_tokens(model, test.depth, rng));
   const std::vector<int32_t> tokens = synthetic_tokens(model, test.prompt_tokens + test.gen_tokens, rng);
   const auto start = Clock::now();
   if (test.prompt_tokens > 0) {
@@ -155,18 +197,19 @@ BenchReport run_bench(const BenchOptions& options) {
   report.isa = cpu_features().describe();
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
   report.bandwidth_gb_s = measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes);
+  reset_peak_rss();  // the probe's buffer is not the model's memory
 
   runtime::Engine engine(*model,
                          runtime::EngineOptions{.backend = options.backend, .threads = report.threads});
   std::mt19937 rng(options.seed);
   {  // warm-up: one decode step maps every weight page in before anything is timed
     const BenchTest warm{.gen_tokens = 1};
-    run_once(engine, warm, options.kv, rng);
+    run_once(engine, warm, options, rng, report.max_kv_bytes);
   }
   report.tests = plan_tests(options);
   for (BenchTest& test : report.tests) {
     for (int r = 0; r < options.repetitions; ++r)
-      test.tok_s.push_back(run_once(engine, test, options.kv, rng));
+      test.tok_s.push_back(run_once(engine, test, options, rng, report.max_kv_bytes));
     summarise(test);
     if (test.gen_tokens > 0) {
       // the mean depth over the generated tokens
@@ -175,6 +218,7 @@ BenchReport run_bench(const BenchOptions& options) {
           static_cast<double>(test.bytes_per_token) * test.mean_tok_s / (report.bandwidth_gb_s * 1e9);
     }
   }
+  report.peak_rss_bytes = peak_rss_bytes();
   for (const BenchTest& test : report.tests) {
     if (test.prompt_tokens > 0 && report.prefill_tok_s == 0.0) report.prefill_tok_s = test.mean_tok_s;
     if (test.gen_tokens > 0 && report.decode_tok_s == 0.0) {
@@ -198,6 +242,8 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
   out["prefill_tok_s"] = report.prefill_tok_s;
   out["decode_tok_s"] = report.decode_tok_s;
   out["bytes_per_token"] = report.bytes_per_token;
+  out["peak_rss_bytes"] = report.peak_rss_bytes;
+  out["max_kv_bytes"] = report.max_kv_bytes;
   out["decode_bandwidth_fraction"] = report.decode_bandwidth_fraction;
   out["tests"] = nlohmann::ordered_json::array();
   for (const BenchTest& test : report.tests) {
@@ -233,6 +279,10 @@ std::string bench_markdown(const BenchReport& report) {
   }
   out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}\n", report.bandwidth_gb_s,
                      report.threads, report.isa);
+  out += fmt::format("peak RSS {:.1f} MiB (file {:.1f} MiB, largest sequence state {:.1f} MiB)\n",
+                     static_cast<double>(report.peak_rss_bytes) / (1024.0 * 1024.0),
+                     static_cast<double>(report.model_bytes) / (1024.0 * 1024.0),
+                     static_cast<double>(report.max_kv_bytes) / (1024.0 * 1024.0));
   return out;
 }
 

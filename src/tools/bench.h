@@ -30,6 +30,10 @@ struct BenchOptions {
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
   size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe
   uint32_t seed = 1;                         // of the synthetic prompt
+  // Fill the depth with random keys, values and recurrent state instead of prefilling it: decode's
+  // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes
+  // hours on a laptop-class CPU.
+  bool synthetic_depth = false;
 };
 
 struct BenchTest {
@@ -58,6 +62,8 @@ struct BenchReport {
   double decode_tok_s = 0.0;
   uint64_t bytes_per_token = 0;
   double decode_bandwidth_fraction = 0.0;
+  uint64_t peak_rss_bytes = 0;  // of the whole process, at the end of the run
+  uint64_t max_kv_bytes = 0;    // the largest sequence state (KV + recurrent + conv) a test held
 };
 
 // Bytes one decode token reads with `depth` tokens in the context: every tensor but token_embd (kept
