@@ -151,6 +151,20 @@ void BM_Int8DotPeak(benchmark::State& state) {
 }
 BENCHMARK(BM_Int8DotPeak)->Unit(benchmark::kMillisecond);
 
+// The same with AVX-512 VNNI dpbusd, where the CPU has it.
+void BM_Int8DotPeakVnni(benchmark::State& state) {
+  if (!cpu_features().has_avx512_vnni()) {
+    state.SkipWithError("needs AVX-512 VNNI");
+    return;
+  }
+  constexpr int64_t kRounds = 1'000'000;
+  for (auto _ : state) benchmark::DoNotOptimize(int8_dot_chains_avx512(kRounds));
+  state.counters["GMAC"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * static_cast<double>(kRounds * kDotChainMacsAvx512) / 1e9,
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Int8DotPeakVnni)->Unit(benchmark::kMillisecond);
+
 // The wall-clock probes `tern bench` uses (meaningful on an otherwise idle machine).
 void BM_ProbeReadBandwidth(benchmark::State& state) {
   ThreadPool& pool = pool_of(static_cast<int>(state.range(0)));

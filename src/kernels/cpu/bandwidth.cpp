@@ -61,16 +61,19 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
 
 double measure_int8_dot_gmacs(ThreadPool& pool) {
   if (!cpu_features().has_avx2_fma()) return 0.0;
+  const bool vnni = cpu_features().has_avx512_vnni();
+  const int64_t macs_per_iteration = vnni ? kDotChainMacsAvx512 : kDotChainMacs;
   constexpr int64_t kIterations = 20'000'000;
   const int threads = pool.size();
   double best = 0.0;
   for (int pass = 0; pass < 3; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     pool.for_each(threads, [&](int64_t, int) {
-      probe_sink.fetch_add(static_cast<uint64_t>(int8_dot_chains_avx2(kIterations)),
-                           std::memory_order_relaxed);
+      const int64_t sink = vnni ? int8_dot_chains_avx512(kIterations) : int8_dot_chains_avx2(kIterations);
+      probe_sink.fetch_add(static_cast<uint64_t>(sink), std::memory_order_relaxed);
     });
-    const double macs = static_cast<double>(threads) * static_cast<double>(kIterations) * kDotChainMacs;
+    const double macs = static_cast<double>(threads) * static_cast<double>(kIterations) *
+                        static_cast<double>(macs_per_iteration);
     best = std::max(best, macs / seconds_since(start) / 1e9);
   }
   return best;

@@ -14,8 +14,9 @@ namespace tern::kernels::cpu {
 // best of several passes after one warm-up; returns GB/s (1e9 bytes per second).
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes);
 
-// In-cache int8 multiply-accumulate rate on every pool thread, in G MAC/s: AVX2 maddubs (u8 x s8)
-// each followed by the int16 add that accumulates it, eight independent chains; 0 without AVX2.
+// In-cache int8 multiply-accumulate rate on every pool thread, in G MAC/s: eight independent chains
+// of AVX-512 VNNI dpbusd where the CPU has it, else AVX2 maddubs (u8 x s8) each followed by the int16
+// add that accumulates it; 0 without AVX2.
 double measure_int8_dot_gmacs(ThreadPool& pool);
 
 }  // namespace tern::kernels::cpu
