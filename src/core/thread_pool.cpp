@@ -9,9 +9,10 @@ namespace tern {
 
 namespace {
 
-// Spin iterations before a thread sleeps on the futex: the next job (or the last worker) usually
-// arrives within microseconds, and a futex round trip costs about as much.
-constexpr int kSpins = 20000;
+// Pause-spin iterations (~50-150 µs: a pause is 40-140 cycles) before a thread sleeps on the futex:
+// the next job, or the last worker, usually arrives within microseconds, and a futex round trip costs
+// about as much; spinning longer only takes issue slots from a sibling hyperthread doing real work.
+constexpr int kSpins = 2000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

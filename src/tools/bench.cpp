@@ -199,8 +199,11 @@ BenchReport run_bench(const BenchOptions& options) {
   report.bandwidth_gb_s = measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes);
   reset_peak_rss();  // the probe's buffer is not the model's memory
 
-  runtime::Engine engine(*model,
-                         runtime::EngineOptions{.backend = options.backend, .threads = report.threads});
+  // Every step asks for its last row's logits only, so one logit row (1 MB at a 248k vocabulary, not
+  // 512 MB for max_batch_tokens rows) is all the scratch the head needs.
+  runtime::Engine engine(
+      *model,
+      runtime::EngineOptions{.max_logit_rows = 1, .backend = options.backend, .threads = report.threads});
   std::mt19937 rng(options.seed);
   {  // warm-up: one decode step maps every weight page in before anything is timed
     const BenchTest warm{.gen_tokens = 1};
