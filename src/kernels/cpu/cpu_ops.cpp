@@ -4,6 +4,7 @@
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/dense_matmul.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/site_transform.h"
 #include "kernels/ref/matmul.h"
 
 namespace tern::kernels {
@@ -56,6 +57,8 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.name = "cpu";
     table.matmul = cpu_matmul;
     table.matmul_shared = cpu_matmul_shared;
+    table.site_forward = cpu::site_forward;
+    table.site_inverse = cpu::site_inverse;
     return table;
   }();
   return ops;

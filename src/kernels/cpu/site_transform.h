@@ -1,0 +1,19 @@
+// The Hadamard activation sites (ref::site_forward / ref::site_inverse) with the signs and the 1/√n
+// scale folded into one pass and the butterflies in SIMD registers. The operations and their order are
+// the oracle's (signs, scale, then stages h = 1, 2, 4, ... each a + b / a − b), so the result is
+// bit-identical to it, which the tests check.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace tern::kernels::cpu {
+
+// Same contract as ref::site_forward / ref::site_inverse; blocks below 8 take the oracle's path.
+void site_forward(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs, int64_t block);
+void site_inverse(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs, int64_t block);
+
+// One block of `block` values (a power of two ≥ 8): x ← H x, unnormalised. Needs AVX2.
+void fwht_avx2(float* x, int64_t block);
+
+}  // namespace tern::kernels::cpu
