@@ -2,6 +2,7 @@
 // dequantised weights (quant::dequantize_row), on 27B widths and awkward shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -184,6 +185,19 @@ TEST(CpuActQuant, LaneSumsAndScalesMatchBothVectorWidths) {
     EXPECT_EQ(block.zmm_scales[lane + 8], block.ymm_scales[lane]);
     EXPECT_EQ(block.ymm_scales[lane], block.ymm_scales[lane / 2 * 2]);
   }
+}
+
+TEST(CpuActQuant, PooledQuantisationEqualsSerial) {
+  constexpr int64_t kK = 1024, kTokens = 70;  // 560 blocks: three tasks on the pool
+  const std::vector<float> x = random_acts(kK * kTokens, 31);
+  ActBuffer serial, pooled;
+  ThreadPool pool(2);
+  const QuantizedActs a = serial.quantize(x.data(), kK, kTokens);
+  const QuantizedActs b = pooled.quantize(x.data(), kK, kTokens, &pool);
+  const auto blocks = static_cast<size_t>(kK / kActBlock * kTokens);
+  EXPECT_TRUE(std::equal(a.q, a.q + blocks * kActBlockBytes, b.q));
+  EXPECT_TRUE(std::equal(a.ymm_sums, a.ymm_sums + blocks * kYmmLanes, b.ymm_sums));
+  EXPECT_TRUE(std::equal(a.zmm_scales, a.zmm_scales + blocks * kZmmLanes, b.zmm_scales));
 }
 
 TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {

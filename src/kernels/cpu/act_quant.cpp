@@ -7,6 +7,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 
 namespace tern::kernels::cpu {
 
@@ -53,14 +54,25 @@ void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
   capacity_blocks_ = blocks;
 }
 
-QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens) {
+QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool) {
   reserve(k, n_tokens);
   const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
-  for (int64_t b = 0; b < blocks; ++b) {
-    quantize_block(x + b * kActBlock,
-                   ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
-                               ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
-                               zmm_sums_.get() + b * kZmmLanes});
+  const auto quantize_blocks = [&](int64_t first, int64_t last) {
+    for (int64_t b = first; b < last; ++b) {
+      quantize_block(x + b * kActBlock,
+                     ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
+                                 ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
+                                 zmm_sums_.get() + b * kZmmLanes});
+    }
+  };
+  constexpr int64_t kBlocksPerTask = 256;  // ~20 µs of work; a decode row is one task or a few
+  const int64_t tasks = (blocks + kBlocksPerTask - 1) / kBlocksPerTask;
+  if (pool == nullptr || tasks < 2) {
+    quantize_blocks(0, blocks);
+  } else {
+    pool->for_each(tasks, [&](int64_t task, int) {
+      quantize_blocks(task * kBlocksPerTask, std::min(blocks, (task + 1) * kBlocksPerTask));
+    });
   }
   return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
                        k,        n_tokens};

@@ -19,6 +19,10 @@
 #include <cstdint>
 #include <memory>
 
+namespace tern {
+class ThreadPool;
+}
+
 namespace tern::kernels::cpu {
 
 inline constexpr int64_t kActBlock = 128;
@@ -61,8 +65,8 @@ class ActBuffer {
  public:
   void reserve(int64_t k, int64_t n_tokens);
   // Quantises x: [n_tokens][k] (k a multiple of 128; fails with Error(kInternal) otherwise) into this
-  // buffer, growing it if needed, and returns the view.
-  QuantizedActs quantize(const float* x, int64_t k, int64_t n_tokens);
+  // buffer, growing it if needed, and returns the view. Blocks are spread over `pool` when given.
+  QuantizedActs quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool = nullptr);
 
  private:
   struct AlignedFree {

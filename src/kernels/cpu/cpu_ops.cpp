@@ -25,7 +25,7 @@ void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens)
     return;
   }
   thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, n_tokens);
+  const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, n_tokens, cpu_pool);
   cpu::pq2_matmul(y, cpu::Pq2Matrix{w.data, w.rows, w.cols, w.row_bytes}, acts, cpu_pool);
 }
 
@@ -44,7 +44,7 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, in
   }
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, n_tokens);
+  const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, n_tokens, cpu_pool);
   cpu::pq2_matmul_shared({pq2, count}, acts, cpu_pool, cpu::pq2_rows_kernel());
 }
 
