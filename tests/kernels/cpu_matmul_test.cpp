@@ -135,7 +135,7 @@ double check_matmul(int64_t rows, int64_t cols, int64_t tokens, uint32_t seed) {
 struct QuantizedBlock {
   int8_t q[kActBlockBytes];
   float ymm_scales[kYmmLanes], zmm_scales[kZmmLanes];
-  int32_t ymm_sums[kYmmLanes], zmm_sums[kZmmLanes];
+  int32_t ymm_sums[kYmmLanes], zmm_sums[kZmmSums];
   ActBlockOut out() { return {q, ymm_scales, ymm_sums, zmm_scales, zmm_sums}; }
   int32_t digits(int at) const { return 256 * q[at] + q[kActBlock + at]; }
 };
@@ -171,16 +171,19 @@ TEST(CpuActQuant, LaneSumsAndScalesMatchBothVectorWidths) {
   QuantizedBlock block;
   quantize_block(x.data(), block.out());
   for (int lane = 0; lane < kYmmLanes; ++lane) {
-    int32_t ymm = 0, zmm_even = 0, zmm_odd = 0;
+    int32_t ymm = 0, hi_even = 0, hi_odd = 0, lo_even = 0, lo_odd = 0;
     for (int s = 0; s < 4; ++s) {
       for (int i = 4 * lane; i < 4 * lane + 4; ++i) {
         ymm += block.digits(32 * s + i);
-        (s % 2 == 0 ? zmm_even : zmm_odd) += block.digits(32 * s + i);
+        (s % 2 == 0 ? hi_even : hi_odd) += block.q[32 * s + i];
+        (s % 2 == 0 ? lo_even : lo_odd) += block.q[kActBlock + 32 * s + i];
       }
     }
     EXPECT_EQ(block.ymm_sums[lane], ymm);
-    EXPECT_EQ(block.zmm_sums[lane], zmm_even);
-    EXPECT_EQ(block.zmm_sums[lane + 8], zmm_odd);
+    EXPECT_EQ(block.zmm_sums[lane], -hi_even);
+    EXPECT_EQ(block.zmm_sums[lane + 8], -hi_odd);
+    EXPECT_EQ(block.zmm_sums[kZmmLanes + lane], lo_even);
+    EXPECT_EQ(block.zmm_sums[kZmmLanes + lane + 8], lo_odd);
     EXPECT_EQ(block.zmm_scales[lane], block.ymm_scales[lane]);
     EXPECT_EQ(block.zmm_scales[lane + 8], block.ymm_scales[lane]);
     EXPECT_EQ(block.ymm_scales[lane], block.ymm_scales[lane / 2 * 2]);
@@ -198,6 +201,7 @@ TEST(CpuActQuant, PooledQuantisationEqualsSerial) {
   EXPECT_TRUE(std::equal(a.q, a.q + blocks * kActBlockBytes, b.q));
   EXPECT_TRUE(std::equal(a.ymm_sums, a.ymm_sums + blocks * kYmmLanes, b.ymm_sums));
   EXPECT_TRUE(std::equal(a.zmm_scales, a.zmm_scales + blocks * kZmmLanes, b.zmm_scales));
+  EXPECT_TRUE(std::equal(a.zmm_sums, a.zmm_sums + blocks * kZmmSums, b.zmm_sums));
 }
 
 TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {

@@ -50,7 +50,7 @@ void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
   ymm_scales_.reset(aligned_array<float>(blocks * kYmmLanes));
   ymm_sums_.reset(aligned_array<int32_t>(blocks * kYmmLanes));
   zmm_scales_.reset(aligned_array<float>(blocks * kZmmLanes));
-  zmm_sums_.reset(aligned_array<int32_t>(blocks * kZmmLanes));
+  zmm_sums_.reset(aligned_array<int32_t>(blocks * kZmmSums));
   capacity_blocks_ = blocks;
 }
 
@@ -62,7 +62,7 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
       quantize_block(x + b * kActBlock,
                      ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
                                  ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
-                                 zmm_sums_.get() + b * kZmmLanes});
+                                 zmm_sums_.get() + b * kZmmSums});
     }
   };
   constexpr int64_t kBlocksPerTask = 256;  // ~20 µs of work; a decode row is one task or a few
@@ -99,18 +99,17 @@ void quantize_block(const float* x, const ActBlockOut& out) {
     }
   }
   const auto digits = [&](int64_t at) { return static_cast<int32_t>(kLoDigit) * hi[at] + lo[at]; };
+  for (int64_t lane = 0; lane < kZmmLanes; ++lane) out.zmm_sums[lane] = out.zmm_sums[kZmmLanes + lane] = 0;
   for (int64_t lane = 0; lane < kYmmLanes; ++lane) {
     int32_t ymm = 0;
     for (int64_t s = 0; s < 4; ++s) {
-      int32_t part = 0;
-      for (int64_t i = 4 * lane; i < 4 * lane + 4; ++i) part += digits(32 * s + i);
-      ymm += part;
       // zmm lane `lane` covers vectors s0 and s2, lane 8 + `lane` covers s1 and s3.
       const int64_t zmm_lane = lane + (s % 2) * kYmmLanes;
-      if (s < 2)
-        out.zmm_sums[zmm_lane] = part;
-      else
-        out.zmm_sums[zmm_lane] += part;
+      for (int64_t i = 4 * lane; i < 4 * lane + 4; ++i) {
+        ymm += digits(32 * s + i);
+        out.zmm_sums[zmm_lane] -= hi[32 * s + i];
+        out.zmm_sums[kZmmLanes + zmm_lane] += lo[32 * s + i];
+      }
     }
     out.ymm_sums[lane] = ymm;
     out.ymm_scales[lane] = steps[lane / 2];

@@ -11,8 +11,9 @@
 // Two lane views exist for the two vector widths:
 //   ymm (8 int32 lanes): lane l sums bytes 4l..4l+3 of all four 32-byte vectors → group l/2.
 //   zmm (16 int32 lanes over [s0|s1] and [s2|s3]): lane l sums bytes 4(l%8).. of two vectors → group (l%8)/2.
-// For each, the quantiser stores per block the lanes' scales (step of their group) and the lanes' sums
-// (Σ of 256·hi + lo over the lane's bytes), the "− Σ x" term in integers.
+// For each, the quantiser stores per block the lanes' scales (step of their group) and the lanes' sums,
+// the "− Σ x" term in integers: ymm, Σ (256·hi + lo) over the lane's bytes; zmm, −Σ hi (the value the
+// kernel starts its hi chain from) then Σ lo, 16 lanes each.
 #pragma once
 
 #include <cstddef>
@@ -30,7 +31,8 @@ inline constexpr int64_t kActGroup = 32;        // values sharing one scale
 inline constexpr int64_t kActBlockBytes = 256;  // hi plane + lo plane
 inline constexpr int64_t kYmmLanes = 8;
 inline constexpr int64_t kZmmLanes = 16;
-inline constexpr float kLoDigit = 256.0f;  // weight of hi relative to lo
+inline constexpr int64_t kZmmSums = 2 * kZmmLanes;  // −Σ hi, then Σ lo
+inline constexpr float kLoDigit = 256.0f;           // weight of hi relative to lo
 
 // A read-only view of quantised activations for n_tokens rows of k values (k a multiple of 128).
 struct QuantizedActs {
@@ -47,7 +49,7 @@ struct QuantizedActs {
   const float* token_ymm_scales(int64_t t) const { return ymm_scales + t * blocks() * kYmmLanes; }
   const int32_t* token_ymm_sums(int64_t t) const { return ymm_sums + t * blocks() * kYmmLanes; }
   const float* token_zmm_scales(int64_t t) const { return zmm_scales + t * blocks() * kZmmLanes; }
-  const int32_t* token_zmm_sums(int64_t t) const { return zmm_sums + t * blocks() * kZmmLanes; }
+  const int32_t* token_zmm_sums(int64_t t) const { return zmm_sums + t * blocks() * kZmmSums; }
 };
 
 // One quantised block's pointers (the per-block slices of a QuantizedActs row).

@@ -1,7 +1,8 @@
 // AVX-512 VNNI PQ2_0 × two-digit int8 kernel. Per 128-weight block and row: the 32 qs bytes broadcast to
-// both halves of a zmm and shifted per half, giving two code vectors [c0|c1] and [c2|c3]. Per token: two
-// dpbusd per digit plane (u8 code × s8 digit summed into int32 directly), the hi plane shifted left by 8,
-// minus the lanes' sums, one convert and one FMA with d_w times the sixteen lane steps.
+// both halves of a zmm and shifted per half, giving two code vectors [c0|c1] and [c2|c3]. Per token: one
+// int32 chain from −Σ hi through two dpbusd on the hi plane (u8 code × s8 digit summed into int32
+// directly), a shift by 8, two dpbusd on the lo plane and − Σ lo; one convert and one FMA with d_w times
+// the sixteen lane steps.
 #include <immintrin.h>
 
 #include <cstring>
@@ -32,18 +33,16 @@ struct Avx512Vnni {
                  _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(bits)))};
   }
 
-  static __m512i plane_dot(const Codes& codes, const int8_t* plane) {
-    const __m512i* x = reinterpret_cast<const __m512i*>(plane);
-    const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes.c01, _mm512_load_si512(x));
-    return _mm512_dpbusd_epi32(d, codes.c23, _mm512_load_si512(x + 1));
-  }
-
+  // Σ (code − 1)·(256·hi + lo) per lane, as one chain: start from −Σ hi, add the hi products, shift
+  // by 8, add the lo products, subtract Σ lo.
   static Acc step(Acc acc, const Codes& codes, const QuantizedActs& a, int64_t token, int64_t b) {
-    const int8_t* q = a.token_q(token) + b * kActBlockBytes;
-    const __m512i hi = _mm512_slli_epi32(plane_dot(codes, q), 8);
-    const __m512i lo = plane_dot(codes, q + kActBlock);
-    const __m512i sums = _mm512_load_si512(a.token_zmm_sums(token) + b * kZmmLanes);
-    const __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(hi, lo), sums);
+    const __m512i* q = reinterpret_cast<const __m512i*>(a.token_q(token) + b * kActBlockBytes);
+    const __m512i* sums = reinterpret_cast<const __m512i*>(a.token_zmm_sums(token) + b * kZmmSums);
+    __m512i dot = _mm512_dpbusd_epi32(_mm512_load_si512(sums), codes.c01, _mm512_load_si512(q));
+    dot = _mm512_slli_epi32(_mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 1)), 8);
+    dot = _mm512_dpbusd_epi32(dot, codes.c01, _mm512_load_si512(q + 2));
+    dot = _mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 3));
+    dot = _mm512_sub_epi32(dot, _mm512_load_si512(sums + 1));
     const __m512 scale = _mm512_mul_ps(codes.d_w, _mm512_load_ps(a.token_zmm_scales(token) + b * kZmmLanes));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
   }
