@@ -5,6 +5,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/gdn_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/ref/matmul.h"
 #include "quant/codec.h"
@@ -58,6 +59,14 @@ const Ops& cpu_ops(ThreadPool& pool) {
     Ops table = reference_ops();
     table.name = "cpu";
     table.matmul = cpu_matmul;
+    table.gdn_recurrent = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims) {
+      cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
+    };
+    table.gdn_chunked_scratch_size = cpu::gdn_chunked_scratch_size;
+    table.gdn_chunked = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims, int64_t chunk,
+                           std::span<float> scratch) {
+      cpu::gdn_chunked(out, state, in, dims, chunk, scratch, cpu_pool, cpu::gdn_kernels());
+    };
     return table;
   }();
   return ops;
