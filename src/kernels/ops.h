@@ -41,12 +41,11 @@ struct Ops {
   // ref::causal_conv
   void (*causal_conv)(float* out, const float* in, float* state, const float* weight, int64_t n_tokens,
                       int64_t channels, int64_t kernel);
-  // ref::gdn_recurrent / ref::gdn_chunked (+ its scratch size, in floats: the fast kernels' type;
-  // the oracle keeps its doubles in that storage)
+  // ref::gdn_recurrent / ref::gdn_chunked (+ its scratch size)
   void (*gdn_recurrent)(float* out, float* state, const GdnInputs& in, const GdnDims& dims);
   size_t (*gdn_chunked_scratch_size)(const GdnDims& dims, int64_t chunk);
   void (*gdn_chunked)(float* out, float* state, const GdnInputs& in, const GdnDims& dims, int64_t chunk,
-                      std::span<float> scratch);
+                      std::span<double> scratch);
 };
 
 // The fp32 oracle (kernels/ref).

@@ -43,18 +43,18 @@ struct Scratch {
   std::vector<float> v;     // [rows][n_kv·head_dim]
   std::vector<float> o;     // [rows][n_head·head_dim]
   // GDN
-  std::vector<float> mixed;      // [rows][conv_channels] attn_qkv output (raw conv input)
-  std::vector<float> conv;       // [rows][conv_channels] conv + SiLU output
-  std::vector<float> gdn_q;      // [rows][n_k·dk]
-  std::vector<float> gdn_k;      // [rows][n_k·dk]
-  std::vector<float> gdn_v;      // [rows][inner]
-  std::vector<float> z;          // [rows][inner] output gate
-  std::vector<float> alpha;      // [rows][n_v] then the log-decay g
-  std::vector<float> beta;       // [rows][n_v] then σ(b)
-  std::vector<float> gdn_o;      // [rows][inner]
-  std::vector<float> y;          // [rows][inner]
-  std::vector<float> permuted;   // [max(inner, conv_channels)] one row during a head-order permute
-  std::vector<float> gdn_chunk;  // ops.gdn_chunked scratch
+  std::vector<float> mixed;       // [rows][conv_channels] attn_qkv output (raw conv input)
+  std::vector<float> conv;        // [rows][conv_channels] conv + SiLU output
+  std::vector<float> gdn_q;       // [rows][n_k·dk]
+  std::vector<float> gdn_k;       // [rows][n_k·dk]
+  std::vector<float> gdn_v;       // [rows][inner]
+  std::vector<float> z;           // [rows][inner] output gate
+  std::vector<float> alpha;       // [rows][n_v] then the log-decay g
+  std::vector<float> beta;        // [rows][n_v] then σ(b)
+  std::vector<float> gdn_o;       // [rows][inner]
+  std::vector<float> y;           // [rows][inner]
+  std::vector<float> permuted;    // [max(inner, conv_channels)] one row during a head-order permute
+  std::vector<double> gdn_chunk;  // ops.gdn_chunked scratch
   // MLP
   std::vector<float> ffn_gate;  // [rows][d_ff]
   std::vector<float> ffn_up;    // [rows][d_ff]

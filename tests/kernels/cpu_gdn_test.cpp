@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/ref/l2_norm.h"
@@ -87,8 +86,8 @@ TEST(CpuGdn, RecurrentMatchesTheOracleAcrossCallsForEveryIsa) {
         std::mt19937 rng(11);
         std::vector<float> state = random_state(d, rng);
         std::vector<float> want_state = state;
-        // Three calls (1, 3 and 1 tokens): the state carries over.
-        for (int64_t n : {1, 3, 1}) {
+        // Calls of 1, 3, 1 and 37 tokens: the state carries over.
+        for (int64_t n : {1, 3, 1, 37}) {
           const Tokens t = random_tokens(d, n, rng);
           std::vector<float> got(t.v.size()), want(t.v.size());
           gdn_recurrent(got.data(), state.data(), t.inputs(), d, use_pool, *kernels);
@@ -101,75 +100,32 @@ TEST(CpuGdn, RecurrentMatchesTheOracleAcrossCallsForEveryIsa) {
   }
 }
 
-TEST(CpuGdn, ChunkedMatchesTheOracleForEveryIsaAndChunk) {
-  ThreadPool pool(2);
-  for (const GdnKernels* kernels : runnable_kernels()) {
-    for (const GdnDims& d : kShapes) {
-      for (int64_t chunk : {1, 5, 64}) {
-        SCOPED_TRACE(testing::Message() << kernels->name << " n_k " << d.n_k << " n_v " << d.n_v << " dk "
-                                        << d.dk << " dv " << d.dv << " chunk " << chunk);
-        std::mt19937 rng(23);
-        std::vector<float> state = random_state(d, rng);
-        std::vector<float> want_state = state;
-        std::vector<float> scratch(cpu::gdn_chunked_scratch_size(d, chunk));
-        std::vector<double> ref_scratch(ref::gdn_chunked_scratch_size(d, chunk));
-        // 70 tokens (a last chunk shorter than the rest), then 12 more on the carried state.
-        for (int64_t n : {70, 12}) {
-          const Tokens t = random_tokens(d, n, rng);
-          std::vector<float> got(t.v.size()), want(t.v.size());
-          gdn_chunked(got.data(), state.data(), t.inputs(), d, chunk, scratch, &pool, *kernels);
-          ref::gdn_chunked(want.data(), want_state.data(), t.inputs(), d, chunk, ref_scratch);
-          expect_close(got, want, 1e-5, "output");
-          expect_close(state, want_state, 1e-5, "state");
-        }
-      }
-    }
-  }
-}
-
-TEST(CpuGdn, ChunkedRejectsShortScratch) {
-  const GdnDims d{1, 1, 4, 4};
-  std::vector<float> scratch(cpu::gdn_chunked_scratch_size(d, 8) - 1), state(16), out(4);
-  std::mt19937 rng(1);
-  const Tokens t = random_tokens(d, 1, rng);
-  EXPECT_THROW(gdn_chunked(out.data(), state.data(), t.inputs(), d, 8, scratch, nullptr, gdn_kernels()),
-               Error);
-  EXPECT_THROW(gdn_chunked(out.data(), state.data(), t.inputs(), d, 0, scratch, nullptr, gdn_kernels()),
-               Error);
-}
-
-// The op tables: cpu's entries are these kernels, and ref's float-scratch entry is the oracle bit for bit.
-TEST(CpuGdn, OpTablesAgreeWithTheOracle) {
+// The cpu table runs both GDN entries on these kernels: prefill (gdn_chunked, any chunk, no scratch)
+// matches the oracle's chunked form, and decode continues from the state it left.
+TEST(CpuGdn, OpTableEntriesMatchTheOracle) {
   ThreadPool pool(2);
   const Ops& cpu = cpu_ops(pool);
-  const Ops& oracle = reference_ops();
-  const GdnDims d{2, 6, 16, 24};
+  const GdnDims d{16, 48, 128, 128};
   std::mt19937 rng(5);
-  const std::vector<float> start = random_state(d, rng);
-  const Tokens t = random_tokens(d, 9, rng);
+  std::vector<float> state = random_state(d, rng);
+  std::vector<float> want_state = state;
+  const Tokens prompt = random_tokens(d, 70, rng);
+  std::vector<float> got(prompt.v.size()), want(prompt.v.size());
+  std::vector<double> ref_scratch(ref::gdn_chunked_scratch_size(d, 64));
+  EXPECT_EQ(cpu.gdn_chunked_scratch_size(d, 64), 0u);
+  cpu.gdn_chunked(got.data(), state.data(), prompt.inputs(), d, 64, {});
+  ref::gdn_chunked(want.data(), want_state.data(), prompt.inputs(), d, 64, ref_scratch);
+  expect_close(got, want, 1e-5, "prefill output");
+  expect_close(state, want_state, 1e-5, "prefill state");
 
-  std::vector<float> want(t.v.size()), want_state = start;
-  std::vector<double> ref_scratch(ref::gdn_chunked_scratch_size(d, 4));
-  ref::gdn_chunked(want.data(), want_state.data(), t.inputs(), d, 4, ref_scratch);
-
-  std::vector<float> got(t.v.size()), state = start;
-  std::vector<float> table_scratch(oracle.gdn_chunked_scratch_size(d, 4));
-  oracle.gdn_chunked(got.data(), state.data(), t.inputs(), d, 4, table_scratch);
-  EXPECT_EQ(got, want);
-  EXPECT_EQ(state, want_state);
-
-  state = start;
-  table_scratch.assign(cpu.gdn_chunked_scratch_size(d, 4), 0.0f);
-  cpu.gdn_chunked(got.data(), state.data(), t.inputs(), d, 4, table_scratch);
-  expect_close(got, want, 1e-5, "cpu chunked");
-  expect_close(state, want_state, 1e-5, "cpu chunked state");
-
-  const Tokens one = random_tokens(d, 1, rng);
-  std::vector<float> got_one(one.v.size()), want_one(one.v.size());
-  cpu.gdn_recurrent(got_one.data(), state.data(), one.inputs(), d);
-  ref::gdn_recurrent(want_one.data(), want_state.data(), one.inputs(), d);
-  expect_close(got_one, want_one, 1e-5, "cpu recurrent");
-  expect_close(state, want_state, 1e-5, "cpu recurrent state");
+  for (int step = 0; step < 3; ++step) {
+    const Tokens one = random_tokens(d, 1, rng);
+    std::vector<float> got_one(one.v.size()), want_one(one.v.size());
+    cpu.gdn_recurrent(got_one.data(), state.data(), one.inputs(), d);
+    ref::gdn_recurrent(want_one.data(), want_state.data(), one.inputs(), d);
+    expect_close(got_one, want_one, 1e-5, "decode output");
+    expect_close(state, want_state, 1e-5, "decode state");
+  }
 }
 
 }  // namespace

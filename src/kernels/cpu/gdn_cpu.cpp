@@ -1,11 +1,10 @@
 #include "kernels/cpu/gdn_cpu.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/cpu_features.h"
-#include "core/error.h"
 #include "core/thread_pool.h"
-#include "kernels/cpu/gdn_chunk_body.h"
 
 namespace tern::kernels::cpu {
 
@@ -45,10 +44,6 @@ void recurrent_columns_scalar(const GdnHead& h, int64_t j0, int64_t j1) {
   }
 }
 
-void chunked_head_scalar(const GdnHead& head, int64_t chunk, float* scratch) {
-  chunked_head_body(head, chunk, scratch);
-}
-
 // v head h of the inputs, grouped order: it reads q/k head h / (n_v / n_k).
 GdnHead head_view(float* out, float* state, const GdnInputs& in, const GdnDims& dims, int64_t h) {
   const int64_t qk_head = h / (dims.n_v / dims.n_k);
@@ -79,21 +74,12 @@ void run_tasks(ThreadPool* pool, int64_t count, F&& task) {
 }  // namespace
 
 const GdnKernels& gdn_kernels_scalar() {
-  static constexpr GdnKernels kKernels{"scalar", recurrent_columns_scalar, chunked_head_scalar};
+  static constexpr GdnKernels kKernels{"scalar", recurrent_columns_scalar};
   return kKernels;
 }
 
 const GdnKernels& gdn_kernels() {
   return cpu_features().has_avx2_fma() ? gdn_kernels_avx2() : gdn_kernels_scalar();
-}
-
-size_t chunked_head_scratch_size(const GdnDims& dims, int64_t chunk) {
-  // e^g, e^γ, decay row [C] each; A, QK [C][C]; Kᵀ [dk][C]; U [C][dv]; W [C][dk]
-  return static_cast<size_t>(chunk * (3 + 2 * chunk + 2 * dims.dk + dims.dv));
-}
-
-size_t gdn_chunked_scratch_size(const GdnDims& dims, int64_t chunk) {
-  return static_cast<size_t>(dims.n_v) * chunked_head_scratch_size(dims, chunk);
 }
 
 void gdn_recurrent(float* out, float* state, const GdnInputs& in, const GdnDims& dims, ThreadPool* pool,
@@ -103,18 +89,6 @@ void gdn_recurrent(float* out, float* state, const GdnInputs& in, const GdnDims&
     const int64_t j0 = task % blocks * kColumnBlock;
     kernels.recurrent_columns(head_view(out, state, in, dims, task / blocks), j0,
                               std::min(dims.dv, j0 + kColumnBlock));
-  });
-}
-
-void gdn_chunked(float* out, float* state, const GdnInputs& in, const GdnDims& dims, int64_t chunk,
-                 std::span<float> scratch, ThreadPool* pool, const GdnKernels& kernels) {
-  if (chunk <= 0 || scratch.size() < cpu::gdn_chunked_scratch_size(dims, chunk)) {
-    fail(ErrorKind::kInternal, "cpu gdn_chunked: chunk {} with {} floats of scratch", chunk, scratch.size());
-  }
-  const size_t per_head = chunked_head_scratch_size(dims, chunk);
-  run_tasks(pool, dims.n_v, [&](int64_t h) {
-    kernels.chunked_head(head_view(out, state, in, dims, h), chunk,
-                         scratch.data() + static_cast<size_t>(h) * per_head);
   });
 }
 

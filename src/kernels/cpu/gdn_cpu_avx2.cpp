@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "kernels/cpu/gdn_chunk_body.h"
 #include "kernels/cpu/gdn_cpu.h"
 
 namespace tern::kernels::cpu {
@@ -82,15 +81,11 @@ void recurrent_columns_avx2(const GdnHead& h, int64_t j0, int64_t j1) {
   if (j < j1) gdn_kernels_scalar().recurrent_columns(h, j, j1);
 }
 
-void chunked_head_avx2(const GdnHead& head, int64_t chunk, float* scratch) {
-  chunked_head_body(head, chunk, scratch);
-}
-
 }  // namespace
 
 const GdnKernels& gdn_kernels_avx2() {
   static_assert(kColumnBlock == 32, "recurrent_columns_avx2 takes whole blocks as 4 vectors");
-  static constexpr GdnKernels kKernels{"avx2", recurrent_columns_avx2, chunked_head_avx2};
+  static constexpr GdnKernels kKernels{"avx2", recurrent_columns_avx2};
   return kKernels;
 }
 
