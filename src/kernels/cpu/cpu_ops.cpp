@@ -3,6 +3,7 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/dense_matmul.h"
+#include "kernels/cpu/gdn_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/site_transform.h"
 #include "kernels/ref/matmul.h"
@@ -59,6 +60,14 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.matmul_shared = cpu_matmul_shared;
     table.site_forward = cpu::site_forward;
     table.site_inverse = cpu::site_inverse;
+    table.gdn_recurrent = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims) {
+      cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
+    };
+    table.gdn_chunked_scratch_size = [](const GdnDims&, int64_t) { return size_t{0}; };
+    table.gdn_chunked = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims, int64_t,
+                           std::span<double>) {  // the recurrence is faster here (gdn_cpu.h)
+      cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
+    };
     return table;
   }();
   return ops;

@@ -1,0 +1,95 @@
+#include "kernels/cpu/gdn_cpu.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/cpu_features.h"
+#include "core/thread_pool.h"
+
+namespace tern::kernels::cpu {
+
+namespace {
+
+void recurrent_columns_scalar(const GdnHead& h, int64_t j0, int64_t j1) {
+  const int64_t width = j1 - j0;
+  float r[kColumnBlock];
+  float p[kColumnBlock];
+  for (int64_t t = 0; t < h.n_tokens; ++t) {
+    const float* q = h.q + t * h.qk_stride;
+    const float* k = h.k + t * h.qk_stride;
+    const float* v = h.v + t * h.v_stride + j0;
+    float* o = h.out + t * h.v_stride + j0;
+    const float decay = std::exp(h.g[t * h.gate_stride]);
+    const float beta = h.beta[t * h.gate_stride];
+    float kq = 0.0f;
+    for (int64_t i = 0; i < h.dk; ++i) kq += k[i] * q[i];
+    std::fill_n(r, width, 0.0f);
+    std::fill_n(p, width, 0.0f);
+    for (int64_t i = 0; i < h.dk; ++i) {
+      const float* s = h.state + i * h.dv + j0;
+      for (int64_t j = 0; j < width; ++j) {
+        r[j] += k[i] * s[j];
+        p[j] += q[i] * s[j];
+      }
+    }
+    float* delta = r;  // δ_j replaces r_j
+    for (int64_t j = 0; j < width; ++j) {
+      delta[j] = beta * (v[j] - decay * r[j]);
+      o[j] = decay * p[j] + kq * delta[j];
+    }
+    for (int64_t i = 0; i < h.dk; ++i) {
+      float* s = h.state + i * h.dv + j0;
+      for (int64_t j = 0; j < width; ++j) s[j] = decay * s[j] + k[i] * delta[j];
+    }
+  }
+}
+
+// v head h of the inputs, grouped order: it reads q/k head h / (n_v / n_k).
+GdnHead head_view(float* out, float* state, const GdnInputs& in, const GdnDims& dims, int64_t h) {
+  const int64_t qk_head = h / (dims.n_v / dims.n_k);
+  return GdnHead{in.q + qk_head * dims.dk,
+                 in.k + qk_head * dims.dk,
+                 dims.n_k * dims.dk,
+                 in.v + h * dims.dv,
+                 out + h * dims.dv,
+                 dims.n_v * dims.dv,
+                 in.g + h,
+                 in.beta + h,
+                 dims.n_v,
+                 state + h * dims.dk * dims.dv,
+                 dims.dk,
+                 dims.dv,
+                 in.n_tokens};
+}
+
+template <class F>
+void run_tasks(ThreadPool* pool, int64_t count, F&& task) {
+  if (pool != nullptr && pool->size() > 1) {
+    pool->for_each(count, [&](int64_t index, int) { task(index); });
+  } else {
+    for (int64_t index = 0; index < count; ++index) task(index);
+  }
+}
+
+}  // namespace
+
+const GdnKernels& gdn_kernels_scalar() {
+  static constexpr GdnKernels kKernels{"scalar", recurrent_columns_scalar};
+  return kKernels;
+}
+
+const GdnKernels& gdn_kernels() {
+  return cpu_features().has_avx2_fma() ? gdn_kernels_avx2() : gdn_kernels_scalar();
+}
+
+void gdn_recurrent(float* out, float* state, const GdnInputs& in, const GdnDims& dims, ThreadPool* pool,
+                   const GdnKernels& kernels) {
+  const int64_t blocks = (dims.dv + kColumnBlock - 1) / kColumnBlock;
+  run_tasks(pool, dims.n_v * blocks, [&](int64_t task) {
+    const int64_t j0 = task % blocks * kColumnBlock;
+    kernels.recurrent_columns(head_view(out, state, in, dims, task / blocks), j0,
+                              std::min(dims.dv, j0 + kColumnBlock));
+  });
+}
+
+}  // namespace tern::kernels::cpu
