@@ -5,6 +5,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/ref/matmul.h"
 #include "quant/codec.h"
@@ -58,6 +59,8 @@ const Ops& cpu_ops(ThreadPool& pool) {
     Ops table = reference_ops();
     table.name = "cpu";
     table.matmul = cpu_matmul;
+    table.attention = [](float* out, const float* q, const KvView& kv, int64_t n_keys, int64_t n_head,
+                         float scale) { cpu::attention(out, q, kv, n_keys, n_head, scale, cpu_pool); };
     return table;
   }();
   return ops;
