@@ -27,7 +27,7 @@ struct ServeArgs {
   server::ServerOptions server;
   runtime::SchedulerOptions scheduler;
   std::string kv_type = "f16";
-  std::string backend = "ref";
+  std::string backend = runtime::backend_name(runtime::EngineOptions{}.backend);
   int threads = 0;  // 0: every hardware thread
   int64_t cache_mb = 1024;
   double grace_seconds = 10;
@@ -97,9 +97,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--kv-type", args->kv_type,
                   "KV cache precision: f16, f32 or q8 (int8, one scale per 32 values)")
       ->capture_default_str();
-  cmd->add_option(
-         "--backend", args->backend,
-         "compute backend: ref (fp32 oracle, default) or cpu (int8 ternary kernels, faster, less exact)")
+  cmd->add_option("--backend", args->backend,
+                  "compute backend: ref (the fp32 oracle) or cpu (SIMD kernels, faster, less exact)")
       ->capture_default_str();
   cmd->add_option("-t,--threads", args->threads,
                   "threads of the cpu backend's pool (0: every hardware thread)")
