@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "core/error.h"
 #include "model/model.h"
@@ -27,6 +28,7 @@ struct ServeArgs {
   server::ServerOptions server;
   runtime::SchedulerOptions scheduler;
   std::string kv_type = "f16";
+  BackendOptions compute;
   int64_t cache_mb = 1024;
   double grace_seconds = 10;
 };
@@ -40,14 +42,7 @@ void run_serve(ServeArgs args) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  if (args.kv_type == "f16") {
-    args.scheduler.kv = runtime::KvPrecision::kF16;
-  } else if (args.kv_type == "f32") {
-    args.scheduler.kv = runtime::KvPrecision::kF32;
-  } else {
-    fail(ErrorKind::kInput, "serve: --kv-type must be f16 or f32 (the engine has no {} KV cache)",
-         args.kv_type);
-  }
+  args.scheduler.kv = runtime::parse_kv_precision(args.kv_type);
   const auto model = model::Model::open(args.model_path);
   const text::Tokenizer tokenizer(text::load_vocab(model->file()));
   const text::ChatTemplate chat_template = text::load_chat_template(model->file());
@@ -55,7 +50,7 @@ void run_serve(ServeArgs args) {
     args.server.model_name = std::filesystem::path(args.model_path).stem().string();
   args.scheduler.cache_bytes = static_cast<size_t>(args.cache_mb) << 20;
 
-  runtime::EngineOptions engine_options;
+  runtime::EngineOptions engine_options = args.compute.engine_options();
   engine_options.max_batch_tokens = args.scheduler.max_batch_tokens;
   runtime::Engine engine(*model, engine_options);
   args.scheduler.align = engine_options.gdn_chunk;
@@ -64,6 +59,7 @@ void run_serve(ServeArgs args) {
   spdlog::info("model {}: {} layers, vocab {}, file {:.1f} MiB", args.server.model_name,
                model->config().n_layer, model->config().vocab_size,
                static_cast<double>(model->file().file_size()) / (1 << 20));
+  spdlog::info("backend {}, {} thread(s)", runtime::backend_name(engine.backend()), engine.threads());
   spdlog::info("sequences: {} × {} tokens ({} KV): {:.1f} MiB; prefix cache budget {} MiB",
                args.scheduler.parallel, args.scheduler.context, args.kv_type,
                static_cast<double>(kv_bytes) / (1 << 20), args.cache_mb);
@@ -95,7 +91,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--ctx-size", args->scheduler.context, "tokens each sequence holds (KV allocated at start)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 22));
-  cmd->add_option("--kv-type", args->kv_type, "KV cache precision: f16 or f32")->capture_default_str();
+  cmd->add_option("--kv-type", args->kv_type,
+                  "KV cache precision: f16, f32 or q8 (int8, one scale per 32 values)")
+      ->capture_default_str();
+  args->compute.add_to(*cmd);
   cmd->add_option("--parallel", args->scheduler.parallel, "most sequences running at once")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{256}));

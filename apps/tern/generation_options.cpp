@@ -13,7 +13,9 @@ void GenerationOptions::add_to(CLI::App& command) {
   command.add_option("-c,--ctx-size", ctx_size, "context length to allocate")->capture_default_str();
   command.add_option("-n,--max-tokens", max_tokens, "most tokens to generate per reply")
       ->capture_default_str();
-  command.add_option("--kv-type", kv_type, "KV cache precision: f16 or f32")->capture_default_str();
+  command
+      .add_option("--kv-type", kv_type, "KV cache precision: f16, f32 or q8 (int8, one scale per 32 values)")
+      ->capture_default_str();
   compute.add_to(command);
   command.add_option("--seed", sampling.seed, "sampling seed")->capture_default_str();
   command.add_option("--temp", sampling.temperature, "temperature (0: greedy)")->capture_default_str();
@@ -35,9 +37,7 @@ std::string GenerationOptions::resolve_model() const {
 }
 
 runtime::KvPrecision GenerationOptions::kv_precision() const {
-  if (kv_type == "f16") return runtime::KvPrecision::kF16;
-  if (kv_type == "f32") return runtime::KvPrecision::kF32;
-  fail(ErrorKind::kInput, "--kv-type must be f16 or f32, not '{}'", kv_type);
+  return runtime::parse_kv_precision(kv_type);
 }
 
 runtime::GenerationLimits GenerationOptions::limits(const runtime::LoadedModel& loaded) const {

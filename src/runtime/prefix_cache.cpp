@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/half.h"
 
 namespace tern::runtime {
 
@@ -29,39 +28,15 @@ int64_t gdn_layers(const model::Config& config) {
 }  // namespace
 
 size_t Checkpoint::bytes() const {
-  return vector_bytes(k16) + vector_bytes(v16) + vector_bytes(k32) + vector_bytes(v32) + vector_bytes(conv) +
-         vector_bytes(recurrent) + vector_bytes(last_logits) + sizeof(Checkpoint);
+  return vector_bytes(kv) + vector_bytes(conv) + vector_bytes(recurrent) + vector_bytes(last_logits) +
+         sizeof(Checkpoint);
 }
 
 Checkpoint capture_checkpoint(const SequenceState& state, const model::Config& config) {
   Checkpoint cp;
   cp.position = state.position();
-  const int64_t attention = config.n_attention_layers();
-  const auto row = static_cast<size_t>(config.n_head_kv * config.head_dim);
-  const size_t rows = static_cast<size_t>(cp.position) * row;
-  const bool fp16 = state.kv_precision() == KvPrecision::kF16;
-  if (fp16) {
-    cp.k16.resize(static_cast<size_t>(attention) * rows);
-    cp.v16.resize(cp.k16.size());
-  } else {
-    cp.k32.resize(static_cast<size_t>(attention) * rows);
-    cp.v32.resize(cp.k32.size());
-  }
-  for (int64_t slot = 0; slot < attention; ++slot) {
-    const kernels::ref::KvView view = state.kv_view(slot);
-    const size_t at = static_cast<size_t>(slot) * rows;
-    if (fp16) {
-      const auto* k = static_cast<const uint16_t*>(view.k);
-      const auto* v = static_cast<const uint16_t*>(view.v);
-      std::copy(k, k + rows, cp.k16.begin() + static_cast<ptrdiff_t>(at));
-      std::copy(v, v + rows, cp.v16.begin() + static_cast<ptrdiff_t>(at));
-    } else {
-      const auto* k = static_cast<const float*>(view.k);
-      const auto* v = static_cast<const float*>(view.v);
-      std::copy(k, k + rows, cp.k32.begin() + static_cast<ptrdiff_t>(at));
-      std::copy(v, v + rows, cp.v32.begin() + static_cast<ptrdiff_t>(at));
-    }
-  }
+  cp.kv_precision = state.kv_precision();
+  cp.kv = state.save_kv(cp.position);
   for (int64_t slot = 0; slot < gdn_layers(config); ++slot) {
     const auto conv = state.conv_state(slot);
     const auto recurrent = state.recurrent_state(slot);
@@ -72,32 +47,16 @@ Checkpoint capture_checkpoint(const SequenceState& state, const model::Config& c
 }
 
 void restore_checkpoint(const Checkpoint& cp, const model::Config& config, SequenceState& state) {
-  const bool fp16 = state.kv_precision() == KvPrecision::kF16;
-  const int64_t attention = config.n_attention_layers();
-  const auto row = static_cast<size_t>(config.n_head_kv * config.head_dim);
-  const size_t rows = static_cast<size_t>(cp.position) * row;
-  const size_t kv_elems = static_cast<size_t>(attention) * rows;
   const size_t gdn_elems = static_cast<size_t>(gdn_layers(config));
-  if (!state.fits(config) || cp.position > state.capacity() ||
-      (fp16 ? cp.k16.size() : cp.k32.size()) != kv_elems ||
+  if (!state.fits(config) || cp.position > state.capacity() || cp.kv_precision != state.kv_precision() ||
+      cp.kv.size() != state.kv_bytes(cp.position) ||
       (gdn_elems > 0 && (cp.conv.size() != gdn_elems * state.conv_state(0).size() ||
                          cp.recurrent.size() != gdn_elems * state.recurrent_state(0).size()))) {
     fail(ErrorKind::kInput, "prefix cache: checkpoint at position {} does not fit a sequence of capacity {}",
          cp.position, state.capacity());
   }
   state.reset();
-  std::vector<float> k(row), v(row);
-  for (int64_t slot = 0; slot < attention; ++slot) {
-    for (int64_t pos = 0; pos < cp.position; ++pos) {
-      const size_t at = static_cast<size_t>(slot) * rows + static_cast<size_t>(pos) * row;
-      for (size_t i = 0; i < row; ++i) {
-        // fp16 → fp32 → fp16 is exact, so the stored rows come back bit for bit.
-        k[i] = fp16 ? fp16_to_fp32(cp.k16[at + i]) : cp.k32[at + i];
-        v[i] = fp16 ? fp16_to_fp32(cp.v16[at + i]) : cp.v32[at + i];
-      }
-      state.store_kv(slot, pos, k.data(), v.data());
-    }
-  }
+  state.load_kv(cp.kv, cp.position);
   for (int64_t slot = 0; slot < gdn_layers(config); ++slot) {
     const auto conv = state.conv_state(slot);
     const auto recurrent = state.recurrent_state(slot);

@@ -23,8 +23,8 @@ namespace tern::runtime {
 // The state of one sequence after its first `position` tokens, holding only the KV rows in use.
 struct Checkpoint {
   int64_t position = 0;
-  std::vector<uint16_t> k16, v16;  // [attention layers][position][kv_row] when the cache is fp16
-  std::vector<float> k32, v32;     // same when fp32
+  KvPrecision kv_precision = KvPrecision::kF16;
+  std::vector<uint8_t> kv;  // SequenceState::save_kv(position): the stored rows, bit for bit
   std::vector<float> conv, recurrent;
   std::vector<float> last_logits;  // logits of token position−1, or empty
 

@@ -39,6 +39,10 @@ Sampler::Sampler(int64_t vocab_size, SamplingParams params, std::span<const int3
   for (int32_t id : banned_) {
     if (id < 0 || id >= vocab_size) fail(ErrorKind::kInput, "sampler: banned token id {} out of range", id);
   }
+  for (const auto& [id, bias] : params_.logit_bias) {
+    if (id < 0 || id >= vocab_size) fail(ErrorKind::kInput, "logit_bias token id {} out of range", id);
+    if (!std::isfinite(bias)) fail(ErrorKind::kInput, "logit_bias for token {} is not finite", id);
+  }
   seen_.reserve(static_cast<size_t>(vocab_size));
 }
 
@@ -85,6 +89,7 @@ void Sampler::apply_penalties(std::span<float> logits) const {
 int32_t Sampler::sample(std::span<float> logits) {
   if (static_cast<int64_t>(logits.size()) != vocab_size_)
     fail(ErrorKind::kInternal, "sampler: {} logits for a vocabulary of {}", logits.size(), vocab_size_);
+  for (const auto& [id, bias] : params_.logit_bias) logits[static_cast<size_t>(id)] += bias;
   apply_penalties(logits);
   for (int32_t id : banned_) logits[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
   if (params_.greedy()) return argmax(logits);

@@ -1,11 +1,12 @@
-// Token selection from one row of logits: penalties, temperature, top-k, top-p, min-p, seeded draw.
-// Greedy (temperature <= 0) is argmax with the lowest index winning ties (model-spec §8.2).
-// All buffers are sized at construction: sampling allocates nothing.
+// Token selection from one row of logits: logit bias, penalties, temperature, top-k, top-p, min-p, seeded
+// draw. Greedy (temperature <= 0) is argmax with the lowest index winning ties (model-spec §8.2). All buffers
+// are sized at construction: sampling allocates nothing.
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace tern::runtime {
@@ -19,6 +20,9 @@ struct SamplingParams {
   float presence_penalty = 0.0f;    // OpenAI style, over output tokens
   float frequency_penalty = 0.0f;   // OpenAI style, over output tokens
   uint64_t seed = 0;
+  // OpenAI logit_bias: (token id, bias) added to the raw logits before the penalties; ids must be in
+  // the vocabulary.
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
   bool greedy() const { return temperature <= 0.0f; }
 };

@@ -1,12 +1,46 @@
 #include "runtime/sequence_state.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/half.h"
 
 namespace tern::runtime {
+
+KvPrecision parse_kv_precision(std::string_view name) {
+  if (name == "f16") return KvPrecision::kF16;
+  if (name == "f32") return KvPrecision::kF32;
+  if (name == "q8") return KvPrecision::kQ8;
+  fail(ErrorKind::kInput, "KV cache type must be f16, f32 or q8, not '{}'", name);
+}
+
+const char* kv_precision_name(KvPrecision precision) {
+  switch (precision) {
+    case KvPrecision::kF16:
+      return "f16";
+    case KvPrecision::kF32:
+      return "f32";
+    case KvPrecision::kQ8:
+      return "q8";
+  }
+  return "?";
+}
+
+size_t kv_head_bytes(KvPrecision precision, int64_t head_dim) {
+  const auto n = static_cast<size_t>(head_dim);
+  switch (precision) {
+    case KvPrecision::kF16:
+      return 2 * n;
+    case KvPrecision::kF32:
+      return 4 * n;
+    case KvPrecision::kQ8:
+      return n + sizeof(float) * static_cast<size_t>(kernels::ref::q8_groups(head_dim));
+  }
+  return 0;
+}
 
 SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPrecision kv)
     : capacity_(capacity), kv_(kv) {
@@ -18,26 +52,40 @@ SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPr
   const int64_t gdn_layers = config.n_layer - kv_layers_;
   conv_size_ = (config.conv_kernel - 1) * config.gdn_conv_channels();
   recurrent_size_ = config.gdn_n_v * config.gdn_k_head_dim * config.gdn_v_head_dim;
-  const int64_t element_bytes = kv == KvPrecision::kF16 ? 2 : 4;
+  const int64_t element_bytes = kv == KvPrecision::kF32 ? 4 : 2;  // q8: 1 + 4/32 ≤ 2
   if (kv_layers_ > 0 &&
       capacity > std::numeric_limits<int64_t>::max() / 4 / element_bytes / kv_row_ / kv_layers_) {
     fail(ErrorKind::kCapacity, "KV cache for {} tokens overflows the address space", capacity);
   }
   const size_t kv_elems = static_cast<size_t>(kv_layers_ * capacity * kv_row_);
-  if (kv == KvPrecision::kF16) {
-    k16_.assign(kv_elems, 0);
-    v16_.assign(kv_elems, 0);
-  } else {
-    k32_.assign(kv_elems, 0.0f);
-    v32_.assign(kv_elems, 0.0f);
+  switch (kv) {
+    case KvPrecision::kF16:
+      k16_.assign(kv_elems, 0);
+      v16_.assign(kv_elems, 0);
+      break;
+    case KvPrecision::kF32:
+      k32_.assign(kv_elems, 0.0f);
+      v32_.assign(kv_elems, 0.0f);
+      break;
+    case KvPrecision::kQ8: {
+      k8_.assign(kv_elems, 0);
+      v8_.assign(kv_elems, 0);
+      const auto scales =
+          static_cast<size_t>(kv_layers_ * capacity * kv_heads_ * kernels::ref::q8_groups(head_dim_));
+      k_scales_.assign(scales, 0.0f);
+      v_scales_.assign(scales, 0.0f);
+      break;
+    }
   }
   conv_.assign(static_cast<size_t>(gdn_layers * conv_size_), 0.0f);
   recurrent_.assign(static_cast<size_t>(gdn_layers * recurrent_size_), 0.0f);
 }
 
 size_t SequenceState::bytes() const {
-  return (k16_.size() + v16_.size()) * sizeof(uint16_t) +
-         (k32_.size() + v32_.size() + conv_.size() + recurrent_.size()) * sizeof(float);
+  return (k16_.size() + v16_.size()) * sizeof(uint16_t) + (k8_.size() + v8_.size()) * sizeof(int8_t) +
+         (k32_.size() + v32_.size() + k_scales_.size() + v_scales_.size() + conv_.size() +
+          recurrent_.size()) *
+             sizeof(float);
 }
 
 void SequenceState::reset() {
@@ -58,26 +106,115 @@ bool SequenceState::fits(const model::Config& config) const {
 
 void SequenceState::store_kv(int64_t slot, int64_t pos, const float* k, const float* v) {
   const size_t base = static_cast<size_t>((slot * capacity_ + pos) * kv_row_);
-  if (kv_ == KvPrecision::kF16) {
-    for (int64_t i = 0; i < kv_row_; ++i) {
-      k16_[base + i] = fp32_to_fp16(k[i]);
-      v16_[base + i] = fp32_to_fp16(v[i]);
+  switch (kv_) {
+    case KvPrecision::kF16:
+      for (int64_t i = 0; i < kv_row_; ++i) {
+        k16_[base + i] = fp32_to_fp16(k[i]);
+        v16_[base + i] = fp32_to_fp16(v[i]);
+      }
+      break;
+    case KvPrecision::kF32:
+      std::copy(k, k + kv_row_, k32_.begin() + static_cast<ptrdiff_t>(base));
+      std::copy(v, v + kv_row_, v32_.begin() + static_cast<ptrdiff_t>(base));
+      break;
+    case KvPrecision::kQ8: {
+      const int64_t groups = kernels::ref::q8_groups(head_dim_);
+      const size_t scale_base = static_cast<size_t>((slot * capacity_ + pos) * kv_heads_ * groups);
+      for (int64_t j = 0; j < kv_heads_; ++j) {
+        const size_t at = base + static_cast<size_t>(j * head_dim_);
+        const size_t scale_at = scale_base + static_cast<size_t>(j * groups);
+        kernels::ref::quantize_q8_head(k + j * head_dim_, head_dim_, &k8_[at], &k_scales_[scale_at]);
+        kernels::ref::quantize_q8_head(v + j * head_dim_, head_dim_, &v8_[at], &v_scales_[scale_at]);
+      }
+      break;
     }
-  } else {
-    std::copy(k, k + kv_row_, k32_.begin() + static_cast<ptrdiff_t>(base));
-    std::copy(v, v + kv_row_, v32_.begin() + static_cast<ptrdiff_t>(base));
   }
 }
 
 kernels::ref::KvView SequenceState::kv_view(int64_t slot) const {
   const size_t base = static_cast<size_t>(slot * capacity_ * kv_row_);
   kernels::ref::KvView view;
-  view.fp16 = kv_ == KvPrecision::kF16;
-  view.k = view.fp16 ? static_cast<const void*>(k16_.data() + base) : k32_.data() + base;
-  view.v = view.fp16 ? static_cast<const void*>(v16_.data() + base) : v32_.data() + base;
+  view.precision = kv_;
   view.n_kv = kv_heads_;
   view.head_dim = head_dim_;
+  switch (kv_) {
+    case KvPrecision::kF16:
+      view.k = k16_.data() + base;
+      view.v = v16_.data() + base;
+      break;
+    case KvPrecision::kF32:
+      view.k = k32_.data() + base;
+      view.v = v32_.data() + base;
+      break;
+    case KvPrecision::kQ8: {
+      const size_t scale_base =
+          static_cast<size_t>(slot * capacity_ * kv_heads_ * kernels::ref::q8_groups(head_dim_));
+      view.k = k8_.data() + base;
+      view.v = v8_.data() + base;
+      view.k_scales = k_scales_.data() + scale_base;
+      view.v_scales = v_scales_.data() + scale_base;
+      break;
+    }
+  }
   return view;
+}
+
+template <class Self, class F>
+void SequenceState::for_each_kv_array(Self& self, F f) {
+  auto visit = [&](auto& array) {
+    using Element = typename std::remove_reference_t<decltype(array)>::value_type;
+    if (array.empty()) return;
+    const auto row_elements =
+        static_cast<size_t>(array.size()) / static_cast<size_t>(self.kv_layers_ * self.capacity_);
+    f(array.data(), row_elements * sizeof(Element));
+  };
+  visit(self.k16_);
+  visit(self.v16_);
+  visit(self.k32_);
+  visit(self.v32_);
+  visit(self.k8_);
+  visit(self.v8_);
+  visit(self.k_scales_);
+  visit(self.v_scales_);
+}
+
+size_t SequenceState::kv_bytes(int64_t n) const {
+  size_t total = 0;
+  for_each_kv_array(*this, [&](const void*, size_t position_bytes) {
+    total += static_cast<size_t>(kv_layers_ * n) * position_bytes;
+  });
+  return total;
+}
+
+std::vector<uint8_t> SequenceState::save_kv(int64_t n) const {
+  if (n < 0 || n > capacity_) fail(ErrorKind::kInput, "save_kv: {} rows outside capacity {}", n, capacity_);
+  std::vector<uint8_t> out(kv_bytes(n));
+  uint8_t* at = out.data();
+  for_each_kv_array(*this, [&](const void* data, size_t position_bytes) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    for (int64_t slot = 0; slot < kv_layers_; ++slot) {
+      const size_t length = static_cast<size_t>(n) * position_bytes;
+      if (length > 0) std::memcpy(at, bytes + static_cast<size_t>(slot * capacity_) * position_bytes, length);
+      at += length;
+    }
+  });
+  return out;
+}
+
+void SequenceState::load_kv(std::span<const uint8_t> in, int64_t n) {
+  if (n < 0 || n > capacity_ || in.size() != kv_bytes(n)) {
+    fail(ErrorKind::kInput, "load_kv: {} bytes for {} rows do not fit a {} KV cache of capacity {}",
+         in.size(), n, kv_precision_name(kv_), capacity_);
+  }
+  const uint8_t* at = in.data();
+  for_each_kv_array(*this, [&](void* data, size_t position_bytes) {
+    auto* bytes = static_cast<uint8_t*>(data);
+    for (int64_t slot = 0; slot < kv_layers_; ++slot) {
+      const size_t length = static_cast<size_t>(n) * position_bytes;
+      if (length > 0) std::memcpy(bytes + static_cast<size_t>(slot * capacity_) * position_bytes, at, length);
+      at += length;
+    }
+  });
 }
 
 std::span<float> SequenceState::conv_state(int64_t slot) {

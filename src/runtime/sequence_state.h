@@ -1,11 +1,13 @@
 // Everything one sequence owns between steps (model-spec §6): the KV cache of each full-attention
-// layer (capacity fixed at creation, fp16 by default), and the conv and recurrent state of each GDN
+// layer (capacity fixed at creation; fp16 by default, fp32 or 8-bit kQ8, see kernels/ref/attention.h),
+// and the conv and recurrent state of each GDN
 // layer (fp32), plus its position. A plain value: copying it makes a checkpoint.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "kernels/ref/attention.h"
@@ -13,7 +15,13 @@
 
 namespace tern::runtime {
 
-enum class KvPrecision { kF16, kF32 };
+using KvPrecision = kernels::ref::KvPrecision;
+
+// "f16", "f32" or "q8"; throws Error(kInput) for any other name.
+KvPrecision parse_kv_precision(std::string_view name);
+const char* kv_precision_name(KvPrecision precision);
+// Bytes one head of head_dim keys (or values) takes at one position, scales included.
+size_t kv_head_bytes(KvPrecision precision, int64_t head_dim);
 
 class SequenceState {
  public:
@@ -35,6 +43,13 @@ class SequenceState {
   void store_kv(int64_t slot, int64_t pos, const float* k, const float* v);
   kernels::ref::KvView kv_view(int64_t slot) const;
 
+  // The stored KV rows [0, n) of every attention slot as raw bytes (kv_bytes(n) of them), and back:
+  // a copy made this way restores bit for bit whatever the precision. load_kv throws Error(kInput) if
+  // the size does not match or n exceeds the capacity; it does not move the position.
+  size_t kv_bytes(int64_t n) const;
+  std::vector<uint8_t> save_kv(int64_t n) const;
+  void load_kv(std::span<const uint8_t> bytes, int64_t n);
+
   // GDN slot `slot`: conv state [conv_kernel−1][conv_channels] (raw inputs, oldest first) and
   // recurrent state [n_v][dk][dv] (S[i][j], i over k dims), both fp32.
   std::span<float> conv_state(int64_t slot);
@@ -55,10 +70,17 @@ class SequenceState {
   int64_t conv_size_ = 0;  // per GDN layer
   int64_t recurrent_size_ = 0;
   int64_t position_ = 0;
-  std::vector<uint16_t> k16_, v16_;  // [attention layers][capacity][kv_row], fp16 bits
-  std::vector<float> k32_, v32_;     // same, fp32
-  std::vector<float> conv_;          // [gdn layers][conv_size_]
-  std::vector<float> recurrent_;     // [gdn layers][recurrent_size_]
+  std::vector<uint16_t> k16_, v16_;         // [attention layers][capacity][kv_row], fp16 bits
+  std::vector<float> k32_, v32_;            // same, fp32
+  std::vector<int8_t> k8_, v8_;             // same, kQ8 codes
+  std::vector<float> k_scales_, v_scales_;  // kQ8: [attention layers][capacity][kv_heads_][groups]
+  std::vector<float> conv_;                 // [gdn layers][conv_size_]
+  std::vector<float> recurrent_;            // [gdn layers][recurrent_size_]
+
+  // f(bytes, position_bytes) for each KV array this precision uses, each laid out
+  // [attention layers][capacity][position_bytes]; Self is SequenceState or const SequenceState.
+  template <class Self, class F>
+  static void for_each_kv_array(Self& self, F f);
 };
 
 }  // namespace tern::runtime

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <limits>
 
 namespace tern::server {
@@ -110,15 +111,34 @@ void parse_unsupported(const Json& body) {
           fmt::format("response_format '{}' is not supported: tern has no constrained decoding yet", name));
     }
   }
-  if (const Json* v = field(body, "logit_bias"); v && !(v->is_object() && v->empty())) {
-    bad_request("logit_bias", "'logit_bias' is not supported");
-  }
   if (const Json* v = field(body, "best_of"); v && !(v->is_number_integer() && v->get<int64_t>() == 1)) {
     bad_request("best_of", "'best_of' other than 1 is not supported");
   }
   if (const Json* v = field(body, "suffix")) {
     (void)v;
     bad_request("suffix", "'suffix' is not supported");
+  }
+}
+
+// {"token id": bias}, bias in [-100, 100] (OpenAI); ids must be in the model's vocabulary.
+void parse_logit_bias(const Json& body, const RequestLimits& limits, runtime::SamplingParams& s) {
+  const Json* v = field(body, "logit_bias");
+  if (!v) return;
+  if (!v->is_object()) wrong_type("logit_bias", "an object", *v);
+  for (auto entry = v->begin(); entry != v->end(); ++entry) {
+    const std::string& key = entry.key();
+    const Json& bias = entry.value();
+    int64_t id = -1;
+    const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (error != std::errc{} || end != key.data() + key.size() || id < 0 || id >= limits.vocab_size) {
+      bad_request("logit_bias", fmt::format("'logit_bias' keys must be token ids below {}, not '{}'",
+                                            limits.vocab_size, key));
+    }
+    if (!bias.is_number() || !(bias.get<double>() >= -100 && bias.get<double>() <= 100)) {
+      bad_request("logit_bias",
+                  fmt::format("'logit_bias' values must be numbers in [-100, 100] (token {})", key));
+    }
+    s.logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(bias.get<double>()));
   }
 }
 
@@ -155,6 +175,7 @@ GenerationFields parse_fields(const Json& body, const RequestLimits& limits, boo
     s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
     f.seeded = true;
   }
+  parse_logit_bias(body, limits, s);
   f.n = get_int(body, "n", 1, limits.max_n).value_or(1);
   f.stream = get_bool(body, "stream").value_or(false);
   if (const Json* options = field(body, "stream_options")) {
@@ -312,6 +333,28 @@ ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits) {
     if (auto thinking = get_bool(*kwargs, "enable_thinking")) request.enable_thinking = *thinking;
   }
   request.thinking_budget = get_int(body, "thinking_budget", 0, std::numeric_limits<int32_t>::max());
+  const bool generation_prompt = get_bool(body, "add_generation_prompt").value_or(true);
+  if (get_bool(body, "continue_final_message").value_or(false)) {
+    if (generation_prompt && field(body, "add_generation_prompt")) {
+      bad_request(
+          "continue_final_message",
+          "'continue_final_message' continues the last message: 'add_generation_prompt' must be false");
+    }
+    const Json& last = body["messages"].back();
+    if (last["role"] != "assistant" || !last.contains("content") || !last["content"].is_string() ||
+        last["content"].get<std::string>().empty()) {
+      bad_request("continue_final_message",
+                  "'continue_final_message' needs a last message from the assistant with text content");
+    }
+    if (request.tool_choice.mode == ToolChoice::Mode::kRequired ||
+        request.tool_choice.mode == ToolChoice::Mode::kNamed) {
+      bad_request("tool_choice", "a required or named 'tool_choice' cannot continue a final message");
+    }
+    request.continued_reply = last["content"].get<std::string>();
+    request.body["add_generation_prompt"] = false;
+  } else if (!generation_prompt) {
+    request.body["add_generation_prompt"] = false;
+  }
   return request;
 }
 

@@ -44,6 +44,7 @@ struct RequestLimits {
   int64_t max_tokens = 4096;  // most tokens one choice may generate
   int64_t max_n = 8;
   int64_t max_stop = 8;
+  int64_t vocab_size = 0;  // logit_bias ids must be below it
 };
 
 struct ToolChoice {
@@ -71,6 +72,9 @@ struct ChatRequest {
   ToolChoice tool_choice;
   bool enable_thinking = true;
   std::optional<int64_t> thinking_budget;
+  // continue_final_message: the last message is the assistant's reply so far (its text content); the
+  // prompt ends inside it and generation continues it.
+  std::optional<std::string> continued_reply;
 };
 
 struct CompletionRequest {
@@ -81,7 +85,7 @@ struct CompletionRequest {
 };
 
 // Parse a body; throws ApiError (400) for malformed JSON, wrong types, out-of-range values and
-// features tern does not implement (response_format json_object/json_schema, logit_bias, ...).
+// features tern does not implement (response_format json_object/json_schema, best_of, ...).
 Json parse_body(const std::string& body);
 ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits);
 CompletionRequest parse_completion_request(const Json& body, const RequestLimits& limits);

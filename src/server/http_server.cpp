@@ -90,7 +90,6 @@ struct HttpServer::Call {
   Clock::time_point arrival = Clock::now();
   int64_t created = std::time(nullptr);
   std::string model;
-  std::string parser_prefix;  // text the prompt already holds of the reply (a forced tool call)
 
   Choice& choice_of(uint64_t request) {
     for (Choice& c : choices) {
@@ -160,6 +159,7 @@ HttpServer::HttpServer(ServerOptions options, const model::Model& model, const t
       scheduler_(scheduler),
       http_(std::make_unique<httplib::Server>()),
       end_ids_(text::end_of_generation_ids(tokenizer.vocab())) {
+  options_.limits.vocab_size = model.config().vocab_size;
   const runtime::SchedulerOptions& so = scheduler_.options();
   int threads = options_.http_threads;
   // A streaming response holds its thread, so every running and queued request needs one, plus a few
@@ -337,14 +337,32 @@ void HttpServer::install_routes() {
               Json body = parse_body(req.body);
               if (!body.contains("model")) body["model"] = options_.model_name;
               const ChatRequest chat = parse_chat_request(body, options_.limits);
-              std::string prompt;
-              try {
-                prompt = chat_template_.render(chat.body);
-              } catch (const Error& e) {
-                bad_request("messages", e.what());
-              }
-              send_json(res, 200, {{"prompt", prompt}});
+              send_json(res, 200, {{"prompt", render_chat(chat)}});
             }));
+}
+
+std::string HttpServer::render_chat(const ChatRequest& chat, std::string* reply) const {
+  std::string prompt;
+  try {
+    prompt = chat_template_.render(chat.body);
+  } catch (const Error& e) {
+    bad_request("messages", e.what());
+  }
+  if (chat.continued_reply) {
+    const std::string& text = *chat.continued_reply;
+    const size_t trimmed = text.find_last_not_of(" \t\r\n") + 1;
+    const size_t at = prompt.rfind(std::string_view(text).substr(0, trimmed));
+    if (trimmed == 0 || at == std::string::npos) {
+      bad_request("continue_final_message",
+                  "the chat template does not render the final assistant message's text, so it cannot be "
+                  "continued");
+    }
+    // Keep the trailing whitespace if the template kept it; the end-of-turn marker after it goes.
+    const size_t length = prompt.compare(at, text.size(), text) == 0 ? text.size() : trimmed;
+    prompt.resize(at + length);
+    if (reply) *reply = text.substr(0, length);
+  }
+  return prompt;
 }
 
 void HttpServer::submit(Call& call, const runtime::GenerationRequest& request) {
@@ -666,12 +684,8 @@ void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res
   call->include_usage = chat.fields.include_usage;
   call->top_logprobs = chat.fields.top_logprobs;
 
-  std::string prompt;
-  try {
-    prompt = chat_template_.render(chat.body);
-  } catch (const Error& e) {
-    bad_request("messages", e.what());
-  }
+  std::string reply;
+  std::string prompt = render_chat(chat, &reply);
   // A required or named tool choice starts the reply with the tool-call opening, so the model must
   // continue a call (the XML form of the Qwen3.5 templates, the JSON form otherwise).
   std::string forced;
@@ -680,10 +694,13 @@ void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res
   } else if (chat.tool_choice.mode == ToolChoice::Mode::kRequired) {
     forced = "<tool_call>\n<function=";
   }
-  const auto think_open = prompt.rfind("<think>");
+  // Whether the reply starts inside a think block: judged on the prompt before any continued reply,
+  // whose own text goes through the parser below.
+  const std::string_view before_reply = std::string_view(prompt).substr(0, prompt.size() - reply.size());
+  const auto think_open = before_reply.rfind("<think>");
   const bool thinking_open =
       think_open != std::string::npos &&
-      (prompt.rfind("</think>") == std::string::npos || prompt.rfind("</think>") < think_open);
+      (before_reply.rfind("</think>") == std::string::npos || before_reply.rfind("</think>") < think_open);
   if (!forced.empty()) {
     if (thinking_open) forced = "\n</think>\n\n" + forced;
     prompt += forced;
@@ -723,7 +740,7 @@ void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res
   request.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(options_.request_timeout_seconds));
   const bool thinking_in_reply = thinking_open && forced.empty();
-  if (chat.thinking_budget && thinking_in_reply) {
+  if (chat.thinking_budget && thinking_in_reply && !chat.continued_reply) {
     const std::vector<int32_t> end = tokenizer_.encode("</think>");
     if (end.size() == 1) {
       request.thinking_budget = *chat.thinking_budget;
@@ -741,6 +758,9 @@ void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res
     config.id_prefix = fmt::format("call_{}_", call->id.substr(9));
     c.parser = std::make_unique<text::OutputParser>(config);
     if (!forced.empty()) c.parser->push(forced.substr(forced.find("<tool_call>")));
+    // A continued reply's text is not returned again, but the parser reads it: the generated text may
+    // close a tag (a think block, a tool call) that it opened.
+    if (!reply.empty()) c.parser->push(reply);
   }
   submit(*call, request);
   respond(call, res);

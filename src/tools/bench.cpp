@@ -175,9 +175,9 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
   const model::Config& c = model.config();
   const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());
   bytes += 2 * 4 * gdn_layers * static_cast<uint64_t>(c.gdn_n_v * c.gdn_k_head_dim * c.gdn_v_head_dim);
-  const uint64_t kv_element = kv == runtime::KvPrecision::kF16 ? 2 : 4;
   bytes += static_cast<uint64_t>(c.n_attention_layers()) * static_cast<uint64_t>(depth) *
-           static_cast<uint64_t>(c.n_head_kv * (c.head_dim + c.value_dim)) * kv_element;
+           static_cast<uint64_t>(c.n_head_kv) *
+           (runtime::kv_head_bytes(kv, c.head_dim) + runtime::kv_head_bytes(kv, c.value_dim));
   return bytes;
 }
 

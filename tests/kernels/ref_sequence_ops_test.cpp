@@ -1,6 +1,7 @@
 // RoPE, attention over a KV cache and the causal conv, each against a direct formula.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -83,7 +84,8 @@ TEST(RefAttention, CausalGqaSoftmaxFp32AndFp16Storage) {
       }
     }
     const KvView view{fp16 ? static_cast<const void*>(k16.data()) : k.data(),
-                      fp16 ? static_cast<const void*>(v16.data()) : v.data(), fp16, n_kv, hd};
+                      fp16 ? static_cast<const void*>(v16.data()) : v.data(),
+                      fp16 ? KvPrecision::kF16 : KvPrecision::kF32, n_kv, hd};
     for (int64_t n_keys : {1, 4, 9}) {
       std::vector<float> out(n_head * hd);
       attention(out.data(), q.data(), view, n_keys, n_head, 0.25f);
@@ -99,11 +101,62 @@ TEST(RefAttention, KeysBeyondNKeysAreNotRead) {
   auto k = random_vector(3 * hd, 5);
   auto v = random_vector(3 * hd, 6);
   std::vector<float> before(hd), after(hd);
-  const KvView view{k.data(), v.data(), false, 1, hd};
+  const KvView view{k.data(), v.data(), KvPrecision::kF32, 1, hd};
   attention(before.data(), q.data(), view, 2, 1, 0.5f);
   for (int64_t d = 0; d < hd; ++d) k[2 * hd + d] = v[2 * hd + d] = 1e30f;
   attention(after.data(), q.data(), view, 2, 1, 0.5f);
   EXPECT_EQ(before, after);
+}
+
+TEST(RefAttention, Q8StorageReadsAsCodesTimesGroupScales) {
+  // head_dim 40: one full group of 32 and a short group of 8.
+  const int64_t n_head = 4, n_kv = 2, hd = 40, n_keys = 7;
+  const int64_t groups = q8_groups(hd);
+  ASSERT_EQ(groups, 2);
+  const auto q = random_vector(n_head * hd, 7);
+  const auto k = random_vector(n_keys * n_kv * hd, 8);
+  const auto v = random_vector(n_keys * n_kv * hd, 9);
+  std::vector<int8_t> k8(k.size()), v8(v.size());
+  std::vector<float> k_scales(n_keys * n_kv * groups), v_scales(k_scales.size());
+  for (int64_t row = 0; row < n_keys * n_kv; ++row) {
+    quantize_q8_head(&k[row * hd], hd, &k8[row * hd], &k_scales[row * groups]);
+    quantize_q8_head(&v[row * hd], hd, &v8[row * hd], &v_scales[row * groups]);
+  }
+  std::vector<float> kr(k.size()), vr(v.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    const size_t scale_at = i / hd * groups + i % hd / kQ8Group;
+    kr[i] = static_cast<float>(static_cast<double>(k8[i]) * k_scales[scale_at]);
+    vr[i] = static_cast<float>(static_cast<double>(v8[i]) * v_scales[scale_at]);
+  }
+  const KvView view{k8.data(), v8.data(), KvPrecision::kQ8, n_kv, hd, k_scales.data(), v_scales.data()};
+  std::vector<float> out(n_head * hd);
+  attention(out.data(), q.data(), view, n_keys, n_head, 0.2f);
+  const auto expect = direct_attention(q, kr, vr, n_keys, n_head, n_kv, hd, 0.2);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_NEAR(out[i], expect[i], 1e-6) << i;
+}
+
+TEST(RefQ8, RoundTripErrorIsAtMostHalfAStepPerGroup) {
+  const int64_t hd = 72;  // groups of 32, 32 and 8
+  auto x = random_vector(hd, 10);
+  x[40] = 0.0f;
+  for (int64_t i = 64; i < hd; ++i) x[i] = 0.0f;  // an all-zero group: scale 0, codes 0
+  x[3] = 25.0f;                                   // a large value sets its group's step
+  std::vector<int8_t> codes(hd);
+  std::vector<float> scales(q8_groups(hd));
+  quantize_q8_head(x.data(), hd, codes.data(), scales.data());
+  for (int64_t g = 0; g < q8_groups(hd); ++g) {
+    float max_abs = 0.0f;
+    for (int64_t i = g * kQ8Group; i < std::min(hd, (g + 1) * kQ8Group); ++i)
+      max_abs = std::max(max_abs, std::fabs(x[i]));
+    EXPECT_FLOAT_EQ(scales[g], max_abs / 127.0f) << g;
+    for (int64_t i = g * kQ8Group; i < std::min(hd, (g + 1) * kQ8Group); ++i) {
+      EXPECT_LE(std::fabs(static_cast<float>(codes[i]) * scales[g] - x[i]), 0.5f * scales[g] * 1.0001f) << i;
+    }
+  }
+  EXPECT_EQ(scales[2], 0.0f);
+  EXPECT_EQ(codes[3], 127);
+  EXPECT_EQ(codes[40], 0);
+  for (int64_t i = 64; i < hd; ++i) EXPECT_EQ(codes[i], 0);
 }
 
 TEST(RefCausalConv, EqualsZeroPaddedConvAndChunksCompose) {

@@ -35,6 +35,18 @@ TEST(Sampler, BannedTokensAreNeverChosen) {
   EXPECT_EQ(sampler.sample(logits), 2);
 }
 
+TEST(Sampler, LogitBiasShiftsRawLogitsAndIsRangeChecked) {
+  SamplingParams params;
+  params.logit_bias = {{3, 2.0f}, {1, -100.0f}};
+  Sampler sampler(5, params);
+  std::vector<float> logits{0.1f, 5.0f, 0.7f, -1.0f, 0.2f};
+  EXPECT_EQ(sampler.sample(logits), 3);  // 1 falls to −95, 3 rises from −1 to 1 past 0.7
+  EXPECT_FLOAT_EQ(logits[3], 1.0f);
+  EXPECT_FLOAT_EQ(logits[1], -95.0f);
+  params.logit_bias = {{5, 1.0f}};
+  EXPECT_THROW(Sampler(5, params), Error);
+}
+
 TEST(Sampler, SameSeedSameDraws) {
   SamplingParams params;
   params.temperature = 1.0f;

@@ -110,24 +110,33 @@ TEST_F(SchedulerTest, CheckpointRestoreGivesBitIdenticalLogits) {
   const auto vocab = static_cast<size_t>(model_->config().vocab_size);
   const std::span<const int32_t> all(ids);
 
-  SequenceState cold = engine.new_sequence(512);
-  BatchItem first{&cold, all.first(256), LogitsWanted::kNone};
-  engine.step({&first, 1});
-  const Checkpoint checkpoint = capture_checkpoint(cold, model_->config());
-  EXPECT_EQ(checkpoint.position, 256);
-  BatchItem rest{&cold, all.subspan(256), LogitsWanted::kLast};
-  engine.step({&rest, 1});
-  const std::vector<float> cold_logits(rest.logits.begin(), rest.logits.end());
+  for (KvPrecision kv : {KvPrecision::kF16, KvPrecision::kF32, KvPrecision::kQ8}) {
+    SCOPED_TRACE(kv_precision_name(kv));
+    SequenceState cold = engine.new_sequence(512, kv);
+    BatchItem first{&cold, all.first(256), LogitsWanted::kNone};
+    engine.step({&first, 1});
+    const Checkpoint checkpoint = capture_checkpoint(cold, model_->config());
+    EXPECT_EQ(checkpoint.position, 256);
+    EXPECT_EQ(checkpoint.kv, cold.save_kv(256));
+    BatchItem rest{&cold, all.subspan(256), LogitsWanted::kLast};
+    engine.step({&rest, 1});
+    const std::vector<float> cold_logits(rest.logits.begin(), rest.logits.end());
 
-  SequenceState warm = engine.new_sequence(512);
-  BatchItem garbage{&warm, all.subspan(100, 30), LogitsWanted::kNone};  // state to be overwritten
-  engine.step({&garbage, 1});
-  restore_checkpoint(checkpoint, model_->config(), warm);
-  EXPECT_EQ(warm.position(), 256);
-  BatchItem warm_rest{&warm, all.subspan(256), LogitsWanted::kLast};
-  engine.step({&warm_rest, 1});
-  ASSERT_EQ(warm_rest.logits.size(), vocab);
-  EXPECT_EQ(std::memcmp(warm_rest.logits.data(), cold_logits.data(), vocab * sizeof(float)), 0);
+    SequenceState warm = engine.new_sequence(512, kv);
+    BatchItem garbage{&warm, all.subspan(100, 30), LogitsWanted::kNone};  // state to be overwritten
+    engine.step({&garbage, 1});
+    restore_checkpoint(checkpoint, model_->config(), warm);
+    EXPECT_EQ(warm.position(), 256);
+    EXPECT_EQ(warm.save_kv(256), checkpoint.kv);
+    BatchItem warm_rest{&warm, all.subspan(256), LogitsWanted::kLast};
+    engine.step({&warm_rest, 1});
+    ASSERT_EQ(warm_rest.logits.size(), vocab);
+    EXPECT_EQ(std::memcmp(warm_rest.logits.data(), cold_logits.data(), vocab * sizeof(float)), 0);
+
+    SequenceState other =
+        engine.new_sequence(512, kv == KvPrecision::kQ8 ? KvPrecision::kF16 : KvPrecision::kQ8);
+    EXPECT_THROW(restore_checkpoint(checkpoint, model_->config(), other), Error);
+  }
 }
 
 TEST_F(SchedulerTest, RestoreRefusesACheckpointLongerThanTheSequence) {

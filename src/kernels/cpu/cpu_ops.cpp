@@ -2,6 +2,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/dense_matmul.h"
 #include "kernels/cpu/gdn_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
@@ -68,6 +69,8 @@ const Ops& cpu_ops(ThreadPool& pool) {
                            std::span<double>) {  // the recurrence is faster here (gdn_cpu.h)
       cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
     };
+    table.attention = [](float* out, const float* q, const KvView& kv, int64_t n_keys, int64_t n_head,
+                         float scale) { cpu::attention(out, q, kv, n_keys, n_head, scale, cpu_pool); };
     return table;
   }();
   return ops;

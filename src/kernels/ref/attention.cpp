@@ -11,12 +11,41 @@ namespace tern::kernels::ref {
 
 namespace {
 
-float load(const void* base, bool fp16, int64_t index) {
-  if (fp16) return fp16_to_fp32(static_cast<const uint16_t*>(base)[index]);
-  return static_cast<const float*>(base)[index];
+// Element `index` of a cache array laid out [row][head_dim] (row = position · n_kv + head), as double.
+double load(const void* base, const float* scales, const KvView& kv, int64_t index) {
+  switch (kv.precision) {
+    case KvPrecision::kF16:
+      return fp16_to_fp32(static_cast<const uint16_t*>(base)[index]);
+    case KvPrecision::kF32:
+      return static_cast<const float*>(base)[index];
+    case KvPrecision::kQ8: {
+      const int64_t row = index / kv.head_dim;
+      const int64_t group = (index % kv.head_dim) / kQ8Group;
+      return static_cast<double>(static_cast<const int8_t*>(base)[index]) *
+             static_cast<double>(scales[row * q8_groups(kv.head_dim) + group]);
+    }
+  }
+  return 0.0;
 }
 
 }  // namespace
+
+void quantize_q8_head(const float* x, int64_t n, int8_t* codes, float* scales) {
+  for (int64_t g = 0; g * kQ8Group < n; ++g) {
+    const int64_t begin = g * kQ8Group;
+    const int64_t end = std::min(n, begin + kQ8Group);
+    float max_abs = 0.0f;
+    for (int64_t i = begin; i < end; ++i) max_abs = std::max(max_abs, std::fabs(x[i]));
+    const float scale = max_abs / 127.0f;
+    const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
+    for (int64_t i = begin; i < end; ++i) {
+      // fmax/fmin also map a NaN (from a non-finite input) into range before the conversion.
+      const float code = std::fmin(127.0f, std::fmax(-127.0f, std::round(x[i] * inverse)));
+      codes[i] = static_cast<int8_t>(code);
+    }
+    scales[g] = scale;
+  }
+}
 
 void attention(float* out, const float* q, const KvView& kv, int64_t n_keys, int64_t n_head, float scale) {
   const int64_t group = n_head / kv.n_kv;
@@ -28,7 +57,8 @@ void attention(float* out, const float* q, const KvView& kv, int64_t n_keys, int
     auto score = [&](int64_t t) {
       const int64_t base = (t * kv.n_kv + j) * hd;
       double dot = 0.0;
-      for (int64_t d = 0; d < hd; ++d) dot += static_cast<double>(qh[d]) * load(kv.k, kv.fp16, base + d);
+      for (int64_t d = 0; d < hd; ++d)
+        dot += static_cast<double>(qh[d]) * load(kv.k, kv.k_scales, kv, base + d);
       return dot * static_cast<double>(scale);
     };
     double max_score = -std::numeric_limits<double>::infinity();
@@ -39,7 +69,7 @@ void attention(float* out, const float* q, const KvView& kv, int64_t n_keys, int
       const double w = std::exp(score(t) - max_score);
       denom += w;
       const int64_t base = (t * kv.n_kv + j) * hd;
-      for (int64_t d = 0; d < hd; ++d) acc[d] += w * load(kv.v, kv.fp16, base + d);
+      for (int64_t d = 0; d < hd; ++d) acc[d] += w * load(kv.v, kv.v_scales, kv, base + d);
     }
     float* oh = out + h * hd;
     for (int64_t d = 0; d < hd; ++d) oh[d] = static_cast<float>(acc[d] / denom);

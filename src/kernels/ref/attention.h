@@ -5,13 +5,31 @@
 
 namespace tern::kernels::ref {
 
-// One layer's cache: rows [position][n_kv][head_dim], keys and values stored as fp16 bits or fp32.
+// How a KV cache stores keys and values. kQ8: for each position and KV head, the head_dim values in
+// groups of kQ8Group, each group int8 codes q with one fp32 scale s = max|x| / 127 (0 for an all-zero
+// group), q = x / s rounded to nearest (ties away from zero) and clamped to ±127; a value reads back as
+// q · s. A head_dim that is not a multiple of kQ8Group ends in one shorter group.
+enum class KvPrecision { kF16, kF32, kQ8 };
+inline constexpr int64_t kQ8Group = 32;
+
+// Scale groups of one head of head_dim values in the kQ8 layout.
+inline constexpr int64_t q8_groups(int64_t head_dim) {
+  return (head_dim + kQ8Group - 1) / kQ8Group;
+}
+
+// Quantises one head (n = head_dim values) to kQ8: codes[n], scales[q8_groups(n)].
+void quantize_q8_head(const float* x, int64_t n, int8_t* codes, float* scales);
+
+// One layer's cache: rows [position][n_kv][head_dim] of keys and values, fp16 bits, fp32 or int8
+// codes; for kQ8, k_scales and v_scales hold [position][n_kv][q8_groups(head_dim)] fp32 scales.
 struct KvView {
   const void* k = nullptr;
   const void* v = nullptr;
-  bool fp16 = true;
+  KvPrecision precision = KvPrecision::kF16;
   int64_t n_kv = 0;
   int64_t head_dim = 0;
+  const float* k_scales = nullptr;
+  const float* v_scales = nullptr;
 };
 
 // Largest head_dim the oracle handles (its accumulator lives on the stack); the loader refuses more.

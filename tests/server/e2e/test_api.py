@@ -269,3 +269,34 @@ def test_metrics_names(server):
                  "tern:inter_token_latency_seconds_count", "tern:prefix_cache_queries_total",
                  "tern:prefix_cache_hits_total", "tern:num_preemptions_total"):
         assert name in text
+
+
+def kv_mib(server):
+    server.log.flush()
+    with open(server.log.name) as f:
+        for line in f:
+            if "sequences:" in line:
+                return line, float(line.split("KV): ")[1].split(" MiB")[0])
+    raise AssertionError("no sequences line in the server log")
+
+
+def test_q8_kv_cache_on_the_cpu_backend():
+    # The 8-bit cache and the cpu backend's kernels (attention included) with a pool of two threads.
+    args = ("--parallel", "2", "--ctx-size", "512", "--cache-mb", "0")
+    q8 = Server("--kv-type", "q8", "--backend", "cpu", "--threads", "2", *args)
+    try:
+        client = openai.OpenAI(base_url=q8.url + "/v1", api_key="none", max_retries=0, timeout=120)
+        r = client.chat.completions.create(model=MODEL, messages=HELLO, max_tokens=8, temperature=0)
+        assert r.choices[0].finish_reason in ("stop", "length") and r.usage.completion_tokens > 0
+        line, q8_mib = kv_mib(q8)
+        assert "(q8 KV)" in line
+    finally:
+        assert q8.stop() == 0
+    with open(q8.log.name) as f:
+        assert "backend cpu, 2 thread(s)" in f.read()
+    f16 = Server(*args)
+    try:
+        _, f16_mib = kv_mib(f16)
+    finally:
+        assert f16.stop() == 0
+    assert q8_mib < f16_mib  # the state also holds the (fp32) GDN layers, so not quite half
