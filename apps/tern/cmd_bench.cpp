@@ -14,6 +14,7 @@ namespace {
 struct BenchArgs {
   tools::BenchOptions options;
   std::string backend = "cpu";
+  std::string kv_type = "f16";
   bool json = false;
   bool memory_bandwidth = false;
 };
@@ -32,6 +33,7 @@ void bench(BenchArgs& args) {
   if (args.options.model_path.empty())
     fail(ErrorKind::kInput, "tern bench needs a MODEL (or --memory-bandwidth)");
   args.options.backend = runtime::parse_backend(args.backend);
+  args.options.kv = runtime::parse_kv_precision(args.kv_type);
   const tools::BenchReport report = tools::run_bench(args.options);
   if (args.json) {
     fmt::print("{}\n", tools::bench_json(report).dump(2));
@@ -64,6 +66,8 @@ void add_bench_command(CLI::App& app) {
   command->add_option("-t,--threads", args->options.threads, "threads (0: every hardware thread)")
       ->capture_default_str();
   command->add_option("--backend", args->backend, "cpu or ref")->capture_default_str();
+  command->add_option("--kv-type", args->kv_type, "KV cache precision: f16, f32 or q8")
+      ->capture_default_str();
   command
       ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes, "buffer the bandwidth probe streams")
       ->capture_default_str();
