@@ -94,6 +94,39 @@ BENCHMARK(BM_Pq2Matmul)->Name("Pq2Matvec")->Apply(DecodeShapes)->Unit(benchmark:
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
 
+// Every kernel this CPU runs on the in-L2 shape (arg: index into the list), single thread.
+std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
+  std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
+  if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
+  if (cpu_features().has_avx512_vnni()) out.emplace_back("avx512", pq2_rows_avx512);
+  return out;
+}
+
+void BM_Pq2KernelHot(benchmark::State& state) {
+  const auto kernels = runnable_kernels();
+  const auto index = static_cast<size_t>(state.range(0));
+  const int64_t tokens = state.range(1);
+  if (index >= kernels.size()) {
+    state.SkipWithError("kernel not runnable here");
+    return;
+  }
+  constexpr int64_t kK = 5120, kN = 128;
+  const size_t row_bytes = kK / 128 * kPq2BlockBytes;
+  const std::vector<float> x = gaussian(kK * tokens);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
+  std::vector<float> y(static_cast<size_t>(kN * tokens));
+  const Pq2Matrix w{weight_arena(), kN, kK, row_bytes};
+  for (auto _ : state) {
+    pq2_matmul(y.data(), w, acts, nullptr, kernels[index].second);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(kernels[index].first);
+  state.counters["GMAC/s"] = benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Pq2KernelHot)->ArgsProduct({{0, 1, 2}, {1, 64}})->Unit(benchmark::kMicrosecond);
+
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})
     for (int threads : {1, 2}) {

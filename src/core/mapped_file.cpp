@@ -67,4 +67,12 @@ void MappedFile::release() {
   size_ = 0;
 }
 
+void MappedFile::release_pages(std::span<const uint8_t> range) const {
+  if (data_ == nullptr || range.data() < data_ || range.data() + range.size() > data_ + size_) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(range.data()) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(range.data()) + range.size()) / page * page;
+  if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 }  // namespace tern

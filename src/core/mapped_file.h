@@ -21,6 +21,11 @@ class MappedFile {
   ~MappedFile();
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
+
+  // Drops the resident pages wholly inside `range` (a part of this mapping) from memory; a later read
+  // pages them in again from the file. For bytes that were consumed once, such as weights transcoded
+  // at load, so they stop counting against the process's memory. Ranges outside the mapping are ignored.
+  void release_pages(std::span<const uint8_t> range) const;
   const std::string& path() const { return path_; }
 
  private:

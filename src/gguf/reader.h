@@ -50,6 +50,8 @@ class Reader {
   uint32_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }
   uint64_t file_size() const { return bytes_.size(); }
+  // MappedFile::release_pages for a part of a mapped file; nothing for parsed bytes.
+  void release_pages(std::span<const uint8_t> range) const { file_.release_pages(range); }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }

@@ -78,6 +78,7 @@ void Model::transcode_ptq1_to_pq2() {
       quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(r),
                            buffer.get() + static_cast<size_t>(r) * row_bytes, m.cols, file_.name().c_str());
     }
+    file_.release_pages({m.data, m.row_bytes * static_cast<size_t>(m.rows)});  // never read again
     const kernels::MatrixView pq2{quant::TensorType::kPQ2_0, buffer.get(), m.cols, m.rows, row_bytes};
     done.emplace(m.data, pq2);
     m = pq2;

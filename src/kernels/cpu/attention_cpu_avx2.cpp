@@ -75,9 +75,17 @@ struct Avx2Row {
     float tail = 0.0f;
     for (int64_t begin = 0, g = 0; begin < hd; begin += length, ++g) {
       const int64_t end = begin + length < hd ? begin + length : hd;
-      __m256 part = _mm256_setzero_ps();
+      // Four independent FMA chains: one chain would wait out the FMA latency on every step.
+      __m256 parts[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
       int64_t d = begin;
-      for (; d + 8 <= end; d += 8) part = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load8<P>(r, d), part);
+      for (; d + 32 <= end; d += 32) {
+        for (int j = 0; j < 4; ++j) {
+          parts[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d + 8 * j), load8<P>(r, d + 8 * j), parts[j]);
+        }
+      }
+      for (; d + 8 <= end; d += 8)
+        parts[0] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load8<P>(r, d), parts[0]);
+      const __m256 part = _mm256_add_ps(_mm256_add_ps(parts[0], parts[1]), _mm256_add_ps(parts[2], parts[3]));
       float part_tail = 0.0f;
       for (; d < end; ++d) part_tail += q[d] * load1<P>(r, d);
       if constexpr (P == KvPrecision::kQ8) {
