@@ -1,5 +1,7 @@
 #include "kernels/cpu/attention_cpu.h"
 
+#include <algorithm>
+
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -33,13 +35,20 @@ float element(const void* data, [[maybe_unused]] const float* scales, [[maybe_un
 
 template <KvPrecision P>
 struct ScalarRow {
-  static float dot(const float* q, const void* data, const float* scales, int64_t hd, int64_t row) {
-    float sum = 0.0f;
-    for (int64_t d = 0; d < hd; ++d) sum += q[d] * element<P>(data, scales, hd, row * hd + d);
-    return sum;
+  static void dot(const float* q, int64_t n, const void* data, const float* scales, int64_t hd, int64_t row,
+                  float* out) {
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int64_t d = 0; d < hd; ++d) sum += q[j * hd + d] * element<P>(data, scales, hd, row * hd + d);
+      out[j] = sum;
+    }
   }
-  static void add(float* acc, float weight, const void* data, const float* scales, int64_t hd, int64_t row) {
-    for (int64_t d = 0; d < hd; ++d) acc[d] += weight * element<P>(data, scales, hd, row * hd + d);
+  static void add(float* acc, const float* weights, int64_t n, const void* data, const float* scales,
+                  int64_t hd, int64_t row) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t d = 0; d < hd; ++d)
+        acc[j * ref::kMaxHeadDim + d] += weights[j] * element<P>(data, scales, hd, row * hd + d);
+    }
   }
   static void scale(float* acc, float factor, int64_t hd) {
     for (int64_t d = 0; d < hd; ++d) acc[d] *= factor;
@@ -48,15 +57,15 @@ struct ScalarRow {
 
 }  // namespace
 
-void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n_keys,
-                           float scale) {
+void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
+                           int64_t n_keys, float scale) {
   switch (kv.precision) {
     case KvPrecision::kF16:
-      return online_attention_head<ScalarRow<KvPrecision::kF16>>(out, q, kv, kv_head, n_keys, scale);
+      return online_attention_group<ScalarRow<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
     case KvPrecision::kF32:
-      return online_attention_head<ScalarRow<KvPrecision::kF32>>(out, q, kv, kv_head, n_keys, scale);
+      return online_attention_group<ScalarRow<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
     case KvPrecision::kQ8:
-      return online_attention_head<ScalarRow<KvPrecision::kQ8>>(out, q, kv, kv_head, n_keys, scale);
+      return online_attention_group<ScalarRow<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
   }
 }
 
@@ -77,11 +86,19 @@ void attention(float* out, const float* q, const ref::KvView& kv, int64_t n_keys
          ref::kMaxHeadDim, n_head, kv.n_kv);
   }
   const int64_t group = n_head / kv.n_kv;
-  const auto head = [&](int64_t h) { kernel(out + h * hd, q + h * hd, kv, h / group, n_keys, scale); };
-  if (pool != nullptr && pool->size() > 1 && n_head > 1 && n_keys * hd * n_head >= kParallelWork) {
-    pool->for_each(n_head, [&](int64_t h, int) { head(h); });
+  // Tasks: (KV head, run of at most kAttentionMaxGroup of its query heads), each reading the KV once.
+  const int64_t runs = (group + kAttentionMaxGroup - 1) / kAttentionMaxGroup;
+  const auto task = [&](int64_t index) {
+    const int64_t kv_head = index / runs;
+    const int64_t first = kv_head * group + index % runs * kAttentionMaxGroup;
+    const int64_t count = std::min(kAttentionMaxGroup, (kv_head + 1) * group - first);
+    kernel(out + first * hd, q + first * hd, kv, kv_head, count, n_keys, scale);
+  };
+  const int64_t tasks = kv.n_kv * runs;
+  if (pool != nullptr && pool->size() > 1 && tasks > 1 && n_keys * hd * n_head >= kParallelWork) {
+    pool->for_each(tasks, [&](int64_t index, int) { task(index); });
   } else {
-    for (int64_t h = 0; h < n_head; ++h) head(h);
+    for (int64_t index = 0; index < tasks; ++index) task(index);
   }
 }
 

@@ -14,14 +14,15 @@ class ThreadPool;
 
 namespace tern::kernels::cpu {
 
-// One query head q[head_dim] against KV head `kv_head`, keys 0 .. n_keys−1, into out[head_dim].
+// n ≤ kAttentionMaxGroup (attention_head.h) query heads q[n][head_dim] that share KV head `kv_head`,
+// keys 0 .. n_keys−1, into out[n][head_dim].
 using AttentionHeadKernel = void (*)(float* out, const float* q, const ref::KvView& kv, int64_t kv_head,
-                                     int64_t n_keys, float scale);
+                                     int64_t n, int64_t n_keys, float scale);
 
-void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n_keys,
-                           float scale);
-void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n_keys,
-                         float scale);
+void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
+                           int64_t n_keys, float scale);
+void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
+                         int64_t n_keys, float scale);
 
 // The widest kernel the CPU runs (core/cpu_features.h: AVX2 + FMA + F16C, else scalar).
 AttentionHeadKernel attention_head_kernel();

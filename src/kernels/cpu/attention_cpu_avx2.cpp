@@ -1,7 +1,8 @@
 // AVX2 + FMA + F16C row policies for the online-softmax attention (attention_head.h): eight lanes of
-// fp32 per step, fp16 keys and values widened by vcvtph2ps, q8 codes sign-extended and converted, and
-// each q8 group's partial dot product multiplied by its scale once. A head_dim (or q8 group) that is
-// not a multiple of eight finishes lane by lane.
+// fp32 per step, each widened key or value vector used for every query head of the group, fp16 keys and
+// values widened by vcvtph2ps, q8 codes sign-extended and converted, and each q8 group's partial dot product
+// multiplied by its scale once. A head_dim (or q8 group) that is not a multiple of eight finishes lane by
+// lane.
 #include <immintrin.h>
 
 #include <cstring>
@@ -67,51 +68,69 @@ int64_t range_length(int64_t hd) {
 
 template <KvPrecision P>
 struct Avx2Row {
-  static float dot(const float* q, const void* data, const float* scales, int64_t hd, int64_t row) {
+  // Each loaded (and widened) key vector is multiplied into all n queries; per range (a q8 group, or
+  // the whole row) the partial sums are scaled once.
+  static void dot(const float* q, int64_t n, const void* data, const float* scales, int64_t hd, int64_t row,
+                  float* out) {
     const void* r = row_at<P>(data, hd, row);
     const float* row_scales = P == KvPrecision::kQ8 ? scales + row * ref::q8_groups(hd) : nullptr;
     const int64_t length = range_length<P>(hd);
-    __m256 total = _mm256_setzero_ps();
-    float tail = 0.0f;
+    __m256 total[kAttentionMaxGroup];
+    float tail[kAttentionMaxGroup];
+    for (int64_t j = 0; j < n; ++j) total[j] = _mm256_setzero_ps(), tail[j] = 0.0f;
     for (int64_t begin = 0, g = 0; begin < hd; begin += length, ++g) {
       const int64_t end = begin + length < hd ? begin + length : hd;
-      // Four independent FMA chains: one chain would wait out the FMA latency on every step.
-      __m256 parts[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-      int64_t d = begin;
-      for (; d + 32 <= end; d += 32) {
-        for (int j = 0; j < 4; ++j) {
-          parts[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d + 8 * j), load8<P>(r, d + 8 * j), parts[j]);
-        }
-      }
-      for (; d + 8 <= end; d += 8)
-        parts[0] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), load8<P>(r, d), parts[0]);
-      const __m256 part = _mm256_add_ps(_mm256_add_ps(parts[0], parts[1]), _mm256_add_ps(parts[2], parts[3]));
-      float part_tail = 0.0f;
-      for (; d < end; ++d) part_tail += q[d] * load1<P>(r, d);
-      if constexpr (P == KvPrecision::kQ8) {
-        total = _mm256_fmadd_ps(part, _mm256_set1_ps(row_scales[g]), total);
-        tail += part_tail * row_scales[g];
-      } else {
-        total = _mm256_add_ps(total, part);
-        tail += part_tail;
-      }
-    }
-    return horizontal_sum(total) + tail;
-  }
-
-  static void add(float* acc, float weight, const void* data, const float* scales, int64_t hd, int64_t row) {
-    const void* r = row_at<P>(data, hd, row);
-    const float* row_scales = P == KvPrecision::kQ8 ? scales + row * ref::q8_groups(hd) : nullptr;
-    const int64_t length = range_length<P>(hd);
-    for (int64_t begin = 0, g = 0; begin < hd; begin += length, ++g) {
-      const int64_t end = begin + length < hd ? begin + length : hd;
-      const float factor = P == KvPrecision::kQ8 ? weight * row_scales[g] : weight;
-      const __m256 w = _mm256_set1_ps(factor);
+      __m256 part[kAttentionMaxGroup];
+      float part_tail[kAttentionMaxGroup];
+      for (int64_t j = 0; j < n; ++j) part[j] = _mm256_setzero_ps(), part_tail[j] = 0.0f;
       int64_t d = begin;
       for (; d + 8 <= end; d += 8) {
-        _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(w, load8<P>(r, d), _mm256_loadu_ps(acc + d)));
+        const __m256 key = load8<P>(r, d);
+        for (int64_t j = 0; j < n; ++j)
+          part[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j * hd + d), key, part[j]);
       }
-      for (; d < end; ++d) acc[d] += factor * load1<P>(r, d);
+      for (; d < end; ++d) {
+        const float key = load1<P>(r, d);
+        for (int64_t j = 0; j < n; ++j) part_tail[j] += q[j * hd + d] * key;
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        if constexpr (P == KvPrecision::kQ8) {
+          total[j] = _mm256_fmadd_ps(part[j], _mm256_set1_ps(row_scales[g]), total[j]);
+          tail[j] += part_tail[j] * row_scales[g];
+        } else {
+          total[j] = _mm256_add_ps(total[j], part[j]);
+          tail[j] += part_tail[j];
+        }
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) out[j] = horizontal_sum(total[j]) + tail[j];
+  }
+
+  static void add(float* acc, const float* weights, int64_t n, const void* data, const float* scales,
+                  int64_t hd, int64_t row) {
+    const void* r = row_at<P>(data, hd, row);
+    const float* row_scales = P == KvPrecision::kQ8 ? scales + row * ref::q8_groups(hd) : nullptr;
+    const int64_t length = range_length<P>(hd);
+    for (int64_t begin = 0, g = 0; begin < hd; begin += length, ++g) {
+      const int64_t end = begin + length < hd ? begin + length : hd;
+      __m256 w[kAttentionMaxGroup];
+      float factor[kAttentionMaxGroup];
+      for (int64_t j = 0; j < n; ++j) {
+        factor[j] = P == KvPrecision::kQ8 ? weights[j] * row_scales[g] : weights[j];
+        w[j] = _mm256_set1_ps(factor[j]);
+      }
+      int64_t d = begin;
+      for (; d + 8 <= end; d += 8) {
+        const __m256 value = load8<P>(r, d);
+        for (int64_t j = 0; j < n; ++j) {
+          float* a = acc + j * ref::kMaxHeadDim + d;
+          _mm256_storeu_ps(a, _mm256_fmadd_ps(w[j], value, _mm256_loadu_ps(a)));
+        }
+      }
+      for (; d < end; ++d) {
+        const float value = load1<P>(r, d);
+        for (int64_t j = 0; j < n; ++j) acc[j * ref::kMaxHeadDim + d] += factor[j] * value;
+      }
     }
   }
 
@@ -125,15 +144,15 @@ struct Avx2Row {
 
 }  // namespace
 
-void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n_keys,
-                         float scale) {
+void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
+                         int64_t n_keys, float scale) {
   switch (kv.precision) {
     case KvPrecision::kF16:
-      return online_attention_head<Avx2Row<KvPrecision::kF16>>(out, q, kv, kv_head, n_keys, scale);
+      return online_attention_group<Avx2Row<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
     case KvPrecision::kF32:
-      return online_attention_head<Avx2Row<KvPrecision::kF32>>(out, q, kv, kv_head, n_keys, scale);
+      return online_attention_group<Avx2Row<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
     case KvPrecision::kQ8:
-      return online_attention_head<Avx2Row<KvPrecision::kQ8>>(out, q, kv, kv_head, n_keys, scale);
+      return online_attention_group<Avx2Row<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
   }
 }
 
