@@ -24,13 +24,6 @@ void check_shape(std::span<const float> x, std::span<const float> signs, int64_t
   }
 }
 
-// 1/sqrt(n) as the fp32 the reference runtime multiplies by. Exact when n is a power of 4 (e.g. 1024 ->
-// 1/32); for odd powers of two (32, 128, 512) it is the rounded fp32 value, applied before the
-// butterflies as the reference does (model-spec §4.1), so our rounding matches theirs.
-float block_scale(int64_t block) {
-  return 1.0f / std::sqrt(static_cast<float>(block));
-}
-
 void scale_all(std::span<float> x, float scale) {
   for (float& v : x) v *= scale;
 }
@@ -44,6 +37,13 @@ void fwht_blocks(std::span<float> x, int64_t block) {
 }
 
 }  // namespace
+
+// Exact when n is a power of 4 (e.g. 1024 -> 1/32); for odd powers of two (32, 128, 512) it is the
+// rounded fp32 value, applied before the butterflies as the reference does (model-spec §4.1), so our
+// rounding matches theirs.
+float block_scale(int64_t block) {
+  return 1.0f / std::sqrt(static_cast<float>(block));
+}
 
 void fwht(float* x, int64_t n) {
   // Sylvester order: after the stage of width h, x holds H_{2h} applied to every aligned 2h-chunk.

@@ -6,6 +6,9 @@
 
 namespace tern::hadamard {
 
+// 1/sqrt(block) as the fp32 the reference runtime multiplies by before the butterflies.
+float block_scale(int64_t block);
+
 // In place, natural (Sylvester) order, unnormalised: x <- H_n x. n must be a power of two.
 void fwht(float* x, int64_t n);
 

@@ -672,17 +672,22 @@ void HttpServer::respond(const std::shared_ptr<Call>& call, httplib::Response& r
   res.set_header("Cache-Control", "no-cache");
 }
 
+std::shared_ptr<HttpServer::Call> HttpServer::new_call(const GenerationFields& fields, bool chat) {
+  auto call = std::make_shared<Call>();
+  call->model = model_check(fields.model);
+  call->id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_call_++);
+  call->chat = chat;
+  call->stream = fields.stream;
+  call->include_usage = fields.include_usage;
+  call->top_logprobs = fields.top_logprobs;
+  return call;
+}
+
 void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res) {
   if (draining_) throw ApiError(503, "unavailable", "the server is shutting down");
   const Json body = parse_body(req.body);
   const ChatRequest chat = parse_chat_request(body, options_.limits);
-  auto call = std::make_shared<Call>();
-  call->model = model_check(chat.fields.model);
-  call->id = fmt::format("chatcmpl-{}", next_call_++);
-  call->chat = true;
-  call->stream = chat.fields.stream;
-  call->include_usage = chat.fields.include_usage;
-  call->top_logprobs = chat.fields.top_logprobs;
+  const std::shared_ptr<Call> call = new_call(chat.fields, true);
 
   std::string reply;
   std::string prompt = render_chat(chat, &reply);
@@ -770,13 +775,7 @@ void HttpServer::handle_completion(const httplib::Request& req, httplib::Respons
   if (draining_) throw ApiError(503, "unavailable", "the server is shutting down");
   const Json body = parse_body(req.body);
   const CompletionRequest completion = parse_completion_request(body, options_.limits);
-  auto call = std::make_shared<Call>();
-  call->model = model_check(completion.fields.model);
-  call->id = fmt::format("cmpl-{}", next_call_++);
-  call->chat = false;
-  call->stream = completion.fields.stream;
-  call->include_usage = completion.fields.include_usage;
-  call->top_logprobs = completion.fields.top_logprobs;
+  const std::shared_ptr<Call> call = new_call(completion.fields, false);
   call->echo = completion.echo;
   if (completion.prompt_text) {
     try {

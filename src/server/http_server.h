@@ -70,6 +70,8 @@ class HttpServer {
   void respond(const std::shared_ptr<Call>& call, httplib::Response& res);
   void finish_call(Call& call);
   std::string model_check(const std::string& requested) const;
+  // A call for a request's common fields (model checked, a fresh id); the handler adds the rest.
+  std::shared_ptr<Call> new_call(const GenerationFields& fields, bool chat);
 
   ServerOptions options_;
   const model::Model& model_;

@@ -15,20 +15,19 @@ namespace {
 
 thread_local ThreadPool* cpu_pool = nullptr;
 
-void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
-  // model::Model holds every ternary matrix as PQ2_0 (PTQ1_0 is transcoded at load); Q2_0 (a
-  // conversion format, not a model's) takes the oracle's path.
+bool is_fast_ternary(const MatrixView& w) {
+  return w.type == quant::TensorType::kPQ2_0 && w.cols % cpu::kActBlock == 0;
+}
+
+// Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, anything
+// else (Q2_0, a conversion format, not a model's: model::Model holds every ternary matrix as PQ2_0,
+// PTQ1_0 transcoded at load) through the oracle.
+void other_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
   if (cpu::is_dense_type(w.type)) {
     cpu::dense_matmul(y, w, x, n_tokens, cpu_pool);
-    return;
-  }
-  if (w.type != quant::TensorType::kPQ2_0 || w.cols % cpu::kActBlock != 0) {
+  } else {
     ref::matmul(y, w, x, n_tokens);
-    return;
   }
-  thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, n_tokens, cpu_pool);
-  cpu::pq2_matmul(y, cpu::Pq2Matrix{w.data, w.rows, w.cols, w.row_bytes}, acts, cpu_pool);
 }
 
 // The PQ2_0 targets share one quantisation of x and one parallel pass; any other goes alone.
@@ -37,17 +36,21 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, in
   cpu::Pq2Target pq2[kMaxShared];
   size_t count = 0;
   for (const MatmulTarget& t : targets) {
-    const bool fast = t.w.type == quant::TensorType::kPQ2_0 && t.w.cols % cpu::kActBlock == 0;
-    if (fast && count < kMaxShared && (count == 0 || pq2[0].w.cols == t.w.cols)) {
+    if (is_fast_ternary(t.w) && count < kMaxShared && (count == 0 || pq2[0].w.cols == t.w.cols)) {
       pq2[count++] = cpu::Pq2Target{t.y, cpu::Pq2Matrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes}};
     } else {
-      cpu_matmul(t.y, t.w, x, n_tokens);
+      other_matmul(t.y, t.w, x, n_tokens);
     }
   }
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
   const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, n_tokens, cpu_pool);
   cpu::pq2_matmul_shared({pq2, count}, acts, cpu_pool, cpu::pq2_rows_kernel());
+}
+
+void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
+  const MatmulTarget target{y, w};
+  cpu_matmul_shared({&target, 1}, x, n_tokens);
 }
 
 }  // namespace

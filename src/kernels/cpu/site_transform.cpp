@@ -1,8 +1,7 @@
 #include "kernels/cpu/site_transform.h"
 
-#include <cmath>
-
 #include "core/cpu_features.h"
+#include "hadamard/transform.h"
 #include "kernels/ref/site_transform.h"
 
 namespace tern::kernels::cpu {
@@ -16,45 +15,38 @@ bool fast_path(int64_t width, std::span<const float> signs, int64_t block) {
   return shape_ok && cpu_features().has_avx2_fma();
 }
 
-// x[i] ← x[i] · s[i] · scale, rounded as the oracle's two separate multiplies (a ±1 sign is exact).
-void signs_and_scale(float* x, int64_t width, std::span<const float> signs, float scale) {
-  if (signs.empty()) {
-    for (int64_t i = 0; i < width; ++i) x[i] *= scale;
-  } else {
-    for (int64_t i = 0; i < width; ++i) x[i] = x[i] * signs[static_cast<size_t>(i)] * scale;
+// Each row: multiply by `before` (may be empty) and the scale, butterflies per block, multiply by
+// `after` (may be empty). Every product rounds as the oracle's separate multiplies (a ±1 sign is exact).
+void transform_rows(float* x, int64_t n_tokens, int64_t width, std::span<const float> before,
+                    std::span<const float> after, int64_t block) {
+  const float scale = hadamard::block_scale(block);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    float* row = x + t * width;
+    if (before.empty()) {
+      for (int64_t i = 0; i < width; ++i) row[i] *= scale;
+    } else {
+      for (int64_t i = 0; i < width; ++i) row[i] = row[i] * before[static_cast<size_t>(i)] * scale;
+    }
+    for (int64_t b = 0; b < width; b += block) fwht_avx2(row + b, block);
+    for (size_t i = 0; i < after.size(); ++i) row[i] *= after[i];
   }
-}
-
-float block_scale(int64_t block) {
-  return 1.0f / std::sqrt(static_cast<float>(block));
 }
 
 }  // namespace
 
 void site_forward(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs, int64_t block) {
-  if (!fast_path(width, signs, block)) {
+  if (fast_path(width, signs, block)) {
+    transform_rows(x, n_tokens, width, signs, {}, block);
+  } else {
     ref::site_forward(x, n_tokens, width, signs, block);
-    return;
-  }
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    float* row = x + t * width;
-    signs_and_scale(row, width, signs, block_scale(block));
-    for (int64_t b = 0; b < width; b += block) fwht_avx2(row + b, block);
   }
 }
 
 void site_inverse(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs, int64_t block) {
-  if (!fast_path(width, signs, block)) {
+  if (fast_path(width, signs, block)) {
+    transform_rows(x, n_tokens, width, {}, signs, block);
+  } else {
     ref::site_inverse(x, n_tokens, width, signs, block);
-    return;
-  }
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    float* row = x + t * width;
-    signs_and_scale(row, width, {}, block_scale(block));
-    for (int64_t b = 0; b < width; b += block) fwht_avx2(row + b, block);
-    if (!signs.empty()) {
-      for (int64_t i = 0; i < width; ++i) row[i] *= signs[static_cast<size_t>(i)];
-    }
   }
 }
 
