@@ -34,6 +34,7 @@ struct BenchOptions {
   // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes
   // hours on a laptop-class CPU.
   bool synthetic_depth = false;
+  model::LoadOptions load{};
 };
 
 struct BenchTest {
@@ -54,6 +55,7 @@ struct BenchReport {
   std::string backend;
   int threads = 0;
   std::string isa;
+  std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement)
   uint64_t model_bytes = 0;
   double bandwidth_gb_s = 0.0;
   std::vector<BenchTest> tests;
