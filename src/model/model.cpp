@@ -66,9 +66,10 @@ Model::Model(gguf::Reader file, LoadOptions options) : file_(std::move(file)) {
 }
 
 void Model::place_matrices(WeightPlacement placement) {
+  // The embedding stays mapped in its own type in both placements: a token reads one row of it.
   const auto moves = [&](const kernels::MatrixView& m) {
-    return m.type == quant::TensorType::kPTQ1_0 ||
-           (placement == WeightPlacement::kHugePages && &m != &weights_.token_embd);
+    return &m != &weights_.token_embd &&
+           (m.type == quant::TensorType::kPTQ1_0 || placement == WeightPlacement::kHugePages);
   };
   const auto placed_row_bytes = [](const kernels::MatrixView& m) {
     return m.type == quant::TensorType::kPTQ1_0 ? *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols)

@@ -47,8 +47,8 @@ class Model {
  public:
   // Maps the file, reads config and contract, binds the weights and places them (LoadOptions). PTQ1_0
   // matrices are transcoded once (losslessly) to PQ2_0 in either placement, the form every kernel reads
-  // fastest. The token embedding, of which a token reads one row, stays mapped. Throws tern::Error on
-  // any refusal.
+  // fastest. The token embedding, of which a token reads one row, stays mapped in its file type (a head
+  // tied to it gets its own placed copy). Throws tern::Error on any refusal.
   static std::unique_ptr<const Model> open(const std::string& path, LoadOptions options = {});
   static std::unique_ptr<const Model> load(gguf::Reader file, LoadOptions options = {});
 
