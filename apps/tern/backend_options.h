@@ -13,6 +13,7 @@ namespace tern::app {
 struct BackendOptions {
   std::string backend = "cpu";
   int threads = 0;    // 0: every hardware thread
+  bool pin = false;   // each pool thread on its own CPU
   bool mmap = false;  // read the weights from the file mapping instead of a huge-page copy
 
   void add_to(CLI::App& command);

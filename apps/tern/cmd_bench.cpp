@@ -73,6 +73,7 @@ void add_bench_command(CLI::App& app) {
   command
       ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes, "buffer the bandwidth probe streams")
       ->capture_default_str();
+  command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
   command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
   command->add_flag("--json", args->json, "one JSON object instead of the table");
   command->add_flag("--memory-bandwidth", args->memory_bandwidth,

@@ -202,9 +202,10 @@ BenchReport run_bench(const BenchOptions& options) {
 
   // Every step asks for its last row's logits only, so one logit row (1 MB at a 248k vocabulary, not
   // 512 MB for max_batch_tokens rows) is all the scratch the head needs.
-  runtime::Engine engine(
-      *model,
-      runtime::EngineOptions{.max_logit_rows = 1, .backend = options.backend, .threads = report.threads});
+  runtime::Engine engine(*model, runtime::EngineOptions{.max_logit_rows = 1,
+                                                        .backend = options.backend,
+                                                        .threads = report.threads,
+                                                        .pin_threads = options.pin_threads});
   std::mt19937 rng(options.seed);
   {  // warm-up: one decode step maps every weight page in before anything is timed
     const BenchTest warm{.gen_tokens = 1};

@@ -26,6 +26,7 @@ struct BenchOptions {
   std::vector<int64_t> depths{0};           // tokens already in the context before each test
   int repetitions = 5;
   int threads = 0;  // 0: every hardware thread
+  bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
   size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe
