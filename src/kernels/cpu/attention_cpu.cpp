@@ -34,20 +34,33 @@ float element(const void* data, [[maybe_unused]] const float* scales, [[maybe_un
 }
 
 template <KvPrecision P>
-struct ScalarRow {
-  static void dot(const float* q, int64_t n, const void* data, const float* scales, int64_t hd, int64_t row,
-                  float* out) {
-    for (int64_t j = 0; j < n; ++j) {
-      float sum = 0.0f;
-      for (int64_t d = 0; d < hd; ++d) sum += q[j * hd + d] * element<P>(data, scales, hd, row * hd + d);
-      out[j] = sum;
+struct ScalarBlock {
+  static void scores(const float* q, int64_t n, const KvHeadRows& rows, int64_t t0, int64_t count,
+                     AttentionBlock& out) {
+    const ref::KvView& kv = rows.kv;
+    const int64_t hd = kv.head_dim;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t base = rows.row(t0 + i) * hd;
+      for (int64_t j = 0; j < n; ++j) {
+        float sum = 0.0f;
+        for (int64_t d = 0; d < hd; ++d) sum += q[j * hd + d] * element<P>(kv.k, kv.k_scales, hd, base + d);
+        out[j][i] = sum;
+      }
     }
   }
-  static void add(float* acc, const float* weights, int64_t n, const void* data, const float* scales,
-                  int64_t hd, int64_t row) {
-    for (int64_t j = 0; j < n; ++j) {
-      for (int64_t d = 0; d < hd; ++d)
-        acc[j * ref::kMaxHeadDim + d] += weights[j] * element<P>(data, scales, hd, row * hd + d);
+  static void exp(float* x) {
+    for (int64_t i = 0; i < kAttentionKeyBlock; ++i) x[i] = std::exp(x[i]);
+  }
+  static void add(float* acc, const AttentionBlock& weights, int64_t n, const KvHeadRows& rows, int64_t t0,
+                  int64_t count) {
+    const ref::KvView& kv = rows.kv;
+    const int64_t hd = kv.head_dim;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t base = rows.row(t0 + i) * hd;
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t d = 0; d < hd; ++d)
+          acc[j * ref::kMaxHeadDim + d] += weights[j][i] * element<P>(kv.v, kv.v_scales, hd, base + d);
+      }
     }
   }
   static void scale(float* acc, float factor, int64_t hd) {
@@ -61,11 +74,11 @@ void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, in
                            int64_t n_keys, float scale) {
   switch (kv.precision) {
     case KvPrecision::kF16:
-      return online_attention_group<ScalarRow<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_group<ScalarBlock<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
     case KvPrecision::kF32:
-      return online_attention_group<ScalarRow<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_group<ScalarBlock<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
     case KvPrecision::kQ8:
-      return online_attention_group<ScalarRow<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_group<ScalarBlock<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
   }
 }
 

@@ -1,8 +1,8 @@
-// The online-softmax loop shared by the scalar and AVX2 attention kernels (attention_cpu.h), over a
-// row policy that supplies, for one KV precision, the dot products of a group of queries with a key row
-// and the scaled accumulation of a value row into each query's accumulator. Each kernel file instantiates it
-// with policies of its own unnamed namespace, so the instantiations stay inside the file compiled with the
-// matching flags.
+// The online-softmax loop shared by the scalar, AVX2 and AVX-512 attention kernels (attention_cpu.h),
+// over a block policy that supplies, for one KV precision, the scores of a group of queries against a
+// block of keys, the exponentials of a block's shifted scores and the weighted sum of the block's value
+// rows into each query's accumulator. Each kernel file instantiates it with policies of its own unnamed
+// namespace, so the instantiations stay inside the file compiled with the matching flags.
 #pragma once
 
 #include <cmath>
@@ -13,21 +13,47 @@
 
 namespace tern::kernels::cpu {
 
-// Keys scored together before the maximum is updated: one rescale of the accumulator per block.
+// Keys scored together before the maximum is updated: one rescale of the accumulator per block, and
+// one vector of scores per query head for the exponentials.
 inline constexpr int64_t kAttentionKeyBlock = 16;
 
 // Query heads scored against one loaded key (and added from one loaded value) together: the GQA heads
 // that share a KV head read each KV row once instead of once per head.
 inline constexpr int64_t kAttentionMaxGroup = 6;
 
-// Row::dot(q, n, data, scales, head_dim, row, scores) sets scores[j] = q_j · key row for the n ≤
-// kAttentionMaxGroup query heads q_j = q + j·head_dim; Row::add(acc, weights, n, data, scales,
-// head_dim, row) does acc_j += weights[j] · value row (acc_j = acc + j·kMaxHeadDim); Row::scale(acc,
-// factor, head_dim) multiplies one head's accumulator in place. `row` is position · n_kv + kv_head.
-template <class Row>
+// The vector exponential of the SIMD policies, for arguments in [kExpMin, 0]: e^x = 2^n · e^r with n =
+// round(x · log2 e) and r = x − n · ln 2 (ln 2 split in two so n · ln2_hi is exact), |r| ≤ ln 2 / 2, e^r by
+// its Taylor polynomial to degree 7 (truncation below 1e-8 relative); 2^n is built in the exponent bits.
+// Below kExpMin (where 2^n would leave the normal range) the result is 0.
+namespace vector_exp {
+inline constexpr float kMin = -87.0f;
+inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+// 1/k! for k = 7 down to 2: Horner from the highest degree.
+inline constexpr float kTaylor[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 1.0f / 2};
+}  // namespace vector_exp
+
+using AttentionBlock = float[kAttentionMaxGroup][kAttentionKeyBlock];
+
+// Where a KV head's rows lie: the row of position t is t · n_kv + kv_head.
+struct KvHeadRows {
+  const ref::KvView& kv;
+  int64_t kv_head;
+  int64_t row(int64_t position) const { return position * kv.n_kv + kv_head; }
+};
+
+// Block::scores(q, n, rows, t0, count, s) sets s[j][i] = q_j · key(t0 + i) for the n ≤
+// kAttentionMaxGroup query heads q_j = q + j·head_dim and i < count ≤ kAttentionKeyBlock;
+// Block::exp(x) replaces the kAttentionKeyBlock entries of x (each ≤ 0 or −inf) by their exponentials;
+// Block::add(acc, w, n, rows, t0, count) does acc_j += Σ_i w[j][i] · value(t0 + i) (acc_j = acc +
+// j·kMaxHeadDim); Block::scale(acc, factor, head_dim) multiplies one head's accumulator in place. No
+// policy reads a key or value at a position of t0 + count or beyond.
+template <class Block>
 void online_attention_group(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
                             int64_t n_keys, float scale) {
   const int64_t hd = kv.head_dim;
+  const KvHeadRows rows{kv, kv_head};
   alignas(64) float acc[kAttentionMaxGroup][ref::kMaxHeadDim];
   float max_score[kAttentionMaxGroup], denom[kAttentionMaxGroup];
   for (int64_t j = 0; j < n; ++j) {
@@ -35,34 +61,33 @@ void online_attention_group(float* out, const float* q, const ref::KvView& kv, i
     max_score[j] = -std::numeric_limits<float>::infinity();
     denom[j] = 0.0f;
   }
-  float scores[kAttentionKeyBlock][kAttentionMaxGroup];
-  float weights[kAttentionMaxGroup];
+  alignas(64) AttentionBlock block;
   for (int64_t t0 = 0; t0 < n_keys; t0 += kAttentionKeyBlock) {
     const int64_t count = n_keys - t0 < kAttentionKeyBlock ? n_keys - t0 : kAttentionKeyBlock;
-    for (int64_t i = 0; i < count; ++i) {
-      Row::dot(q, n, kv.k, kv.k_scales, hd, (t0 + i) * kv.n_kv + kv_head, scores[i]);
-    }
+    Block::scores(q, n, rows, t0, count, block);
     for (int64_t j = 0; j < n; ++j) {
+      float* s = block[j];
       float block_max = max_score[j];
       for (int64_t i = 0; i < count; ++i) {
-        scores[i][j] *= scale;
-        if (scores[i][j] > block_max) block_max = scores[i][j];
+        s[i] *= scale;
+        block_max = s[i] > block_max ? s[i] : block_max;
       }
       if (block_max > max_score[j]) {
         // exp(−inf) = 0 on the first block: the (zero) accumulator and denominator stay zero.
         const float factor = std::exp(max_score[j] - block_max);
         denom[j] *= factor;
-        Row::scale(acc[j], factor, hd);
+        Block::scale(acc[j], factor, hd);
         max_score[j] = block_max;
       }
+      for (int64_t i = 0; i < count; ++i) s[i] -= max_score[j];
+      // Keys past the end weigh exp(−inf) = 0.
+      for (int64_t i = count; i < kAttentionKeyBlock; ++i) s[i] = -std::numeric_limits<float>::infinity();
+      Block::exp(s);
+      float sum = 0.0f;
+      for (int64_t i = 0; i < count; ++i) sum += s[i];
+      denom[j] += sum;
     }
-    for (int64_t i = 0; i < count; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        weights[j] = std::exp(scores[i][j] - max_score[j]);
-        denom[j] += weights[j];
-      }
-      Row::add(acc[0], weights, n, kv.v, kv.v_scales, hd, (t0 + i) * kv.n_kv + kv_head);
-    }
+    Block::add(acc[0], block, n, rows, t0, count);
   }
   for (int64_t j = 0; j < n; ++j) {
     const float inverse = 1.0f / denom[j];
