@@ -1,6 +1,7 @@
 // Decode attention on the 27B shape (24 query heads over 4 KV heads of 256, model-spec §5.3): one
 // query row against n_keys cached positions, fp16 and q8 caches, for the oracle and the cpu kernels
-// (scalar, AVX2, AVX2 with the heads over a pool of 2). Rates count the cache bytes read per call.
+// (scalar, AVX2, AVX-512, the dispatched kernel with the heads over a pool of 2). Rates count the cache bytes
+// read per call.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -57,13 +58,14 @@ struct DecodeCache {
   }
 };
 
-// range(0): n_keys; range(1): 0 f16, 1 q8; range(2): 0 oracle, 1 scalar, 2 AVX2, 3 AVX2 with 2 threads.
+// range(0): n_keys; range(1): 0 f16, 1 q8; range(2): 0 oracle, 1 scalar, 2 AVX2, 3 AVX-512, 4 the
+// dispatched kernel with 2 threads.
 void BM_DecodeAttention(benchmark::State& state) {
   const int64_t n_keys = state.range(0);
   const auto precision = state.range(1) == 0 ? ref::KvPrecision::kF16 : ref::KvPrecision::kQ8;
   const int64_t variant = state.range(2);
-  if (variant >= 2 && !cpu_features().has_avx2_fma()) {
-    state.SkipWithError("no AVX2");
+  if ((variant == 2 && !cpu_features().has_avx2_fma()) || (variant == 3 && !attention_avx512_supported())) {
+    state.SkipWithError("ISA not supported");
     return;
   }
   const DecodeCache cache(precision, n_keys);
@@ -81,8 +83,11 @@ void BM_DecodeAttention(benchmark::State& state) {
       case 2:
         attention(out.data(), q.data(), cache.view, n_keys, kHeads, scale, nullptr, attention_head_avx2);
         break;
+      case 3:
+        attention(out.data(), q.data(), cache.view, n_keys, kHeads, scale, nullptr, attention_head_avx512);
+        break;
       default:
-        attention(out.data(), q.data(), cache.view, n_keys, kHeads, scale, &pool, attention_head_avx2);
+        attention(out.data(), q.data(), cache.view, n_keys, kHeads, scale, &pool);
     }
     benchmark::DoNotOptimize(out.data());
   }
@@ -93,10 +98,10 @@ void BM_DecodeAttention(benchmark::State& state) {
 
 void DecodeAttentionArgs(benchmark::internal::Benchmark* b) {
   // The 27B at depth 1k, 8k and 32k; the oracle and the scalar kernel only at 1k (they take seconds).
-  for (int64_t keys : {1024, 8192, 32768})
+  for (int64_t keys : {256, 1024, 8192, 32768})
     for (int64_t precision : {0, 1})
-      for (int64_t variant : {0, 1, 2, 3})
-        if (keys == 1024 || variant >= 2) b->Args({keys, precision, variant});
+      for (int64_t variant : {0, 1, 2, 3, 4})
+        if (keys <= 1024 || variant >= 2) b->Args({keys, precision, variant});
 }
 
 BENCHMARK(BM_DecodeAttention)->Apply(DecodeAttentionArgs)->Unit(benchmark::kMicrosecond)->UseRealTime();

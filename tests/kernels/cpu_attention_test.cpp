@@ -69,6 +69,7 @@ struct Cache {
 std::vector<AttentionHeadKernel> kernels_to_test() {
   std::vector<AttentionHeadKernel> kernels{attention_head_scalar};
   if (cpu_features().has_avx2_fma()) kernels.push_back(attention_head_avx2);
+  if (attention_avx512_supported()) kernels.push_back(attention_head_avx512);
   return kernels;
 }
 
@@ -107,7 +108,9 @@ TEST(CpuAttention, MatchesTheOracleOverPrecisionsShapesAndKeyCounts) {
           EXPECT_LT(relative_error(got, want), 1e-5)
               << shape.n_head << "/" << shape.n_kv << " hd " << shape.head_dim << " keys " << n_keys
               << " precision " << static_cast<int>(precision)
-              << (kernel == attention_head_scalar ? " scalar" : " avx2");
+              << (kernel == attention_head_scalar ? " scalar"
+                  : kernel == attention_head_avx2 ? " avx2"
+                                                  : " avx512");
           attention(pooled.data(), q.data(), cache.view, n_keys, shape.n_head, scale, &pool, kernel);
           EXPECT_EQ(pooled, got) << "the pool splits heads, never the sum within one";
         }

@@ -1,6 +1,8 @@
 #include "kernels/cpu/attention_cpu.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "core/cpu_features.h"
 #include "core/error.h"
@@ -48,8 +50,21 @@ struct ScalarBlock {
       }
     }
   }
-  static void exp(float* x) {
-    for (int64_t i = 0; i < kAttentionKeyBlock; ++i) x[i] = std::exp(x[i]);
+  static float scaled_max(float* x, int64_t count, float scale) {
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < count; ++i) {
+      x[i] *= scale;
+      max = x[i] > max ? x[i] : max;
+    }
+    return max;
+  }
+  static float exp_sum(float* x, int64_t count, float max) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < kAttentionKeyBlock; ++i) {
+      x[i] = i < count ? std::exp(x[i] - max) : 0.0f;
+      sum += x[i];
+    }
+    return sum;
   }
   static void add(float* acc, const AttentionBlock& weights, int64_t n, const KvHeadRows& rows, int64_t t0,
                   int64_t count) {
@@ -82,7 +97,13 @@ void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, in
   }
 }
 
+bool attention_avx512_supported() {
+  const CpuFeatures& cpu = cpu_features();
+  return cpu.has_avx2_fma() && cpu.avx512f && cpu.avx512bw && cpu.avx512vl;
+}
+
 AttentionHeadKernel attention_head_kernel() {
+  if (attention_avx512_supported()) return attention_head_avx512;
   return cpu_features().has_avx2_fma() ? attention_head_avx2 : attention_head_scalar;
 }
 

@@ -23,8 +23,14 @@ void attention_head_scalar(float* out, const float* q, const ref::KvView& kv, in
                            int64_t n_keys, float scale);
 void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
                          int64_t n_keys, float scale);
+void attention_head_avx512(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
+                           int64_t n_keys, float scale);
 
-// The widest kernel the CPU runs (core/cpu_features.h: AVX2 + FMA + F16C, else scalar).
+// Whether the CPU runs attention_head_avx512 (AVX-512 F, BW and VL).
+bool attention_avx512_supported();
+
+// The widest kernel the CPU runs (core/cpu_features.h, TERN_ISA respected): AVX-512, else AVX2 + FMA +
+// F16C, else scalar.
 AttentionHeadKernel attention_head_kernel();
 
 // ref::attention's signature plus the pool (null: this thread alone); small problems stay on the

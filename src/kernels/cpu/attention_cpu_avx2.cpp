@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <limits>
 
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/attention_head.h"
@@ -22,6 +23,20 @@ float horizontal_sum(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+
+float horizontal_max(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// All-ones in the lanes base + 0 .. 7 that are below count.
+__m256 live_lanes(int64_t count, int64_t base) {
+  const __m256i index =
+      _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(base)));
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), index));
 }
 
 __m256 exp8(__m256 x) {
@@ -162,8 +177,25 @@ struct Avx2Block {
     }
   }
 
-  static void exp(float* x) {
-    for (int64_t i = 0; i < kAttentionKeyBlock; i += 8) _mm256_storeu_ps(x + i, exp8(_mm256_loadu_ps(x + i)));
+  static float scaled_max(float* x, int64_t count, float scale) {
+    __m256 max = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < kAttentionKeyBlock; i += 8) {
+      const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(scale));
+      _mm256_storeu_ps(x + i, scaled);
+      max = _mm256_max_ps(max, _mm256_blendv_ps(max, scaled, live_lanes(count, i)));
+    }
+    return horizontal_max(max);
+  }
+
+  static float exp_sum(float* x, int64_t count, float max) {
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t i = 0; i < kAttentionKeyBlock; i += 8) {
+      const __m256 shifted = _mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(max));
+      const __m256 weights = _mm256_and_ps(live_lanes(count, i), exp8(shifted));
+      _mm256_storeu_ps(x + i, weights);
+      sum = _mm256_add_ps(sum, weights);
+    }
+    return horizontal_sum(sum);
   }
 
   static void add(float* acc, const AttentionBlock& w, int64_t n, const KvHeadRows& rows, int64_t t0,

@@ -41,14 +41,36 @@ struct KvHeadRows {
   const ref::KvView& kv;
   int64_t kv_head;
   int64_t row(int64_t position) const { return position * kv.n_kv + kv_head; }
+
+  // Asks the memory system for the keys and values at positions [t0, t0 + count): one head's rows lie
+  // n_kv rows apart, a stride the hardware prefetchers do not follow well, so the kernels fetch the next
+  // block while they compute on this one.
+  void prefetch(int64_t t0, int64_t count) const {
+    const int64_t element = kv.precision == ref::KvPrecision::kF32   ? 4
+                            : kv.precision == ref::KvPrecision::kF16 ? 2
+                                                                     : 1;
+    const int64_t bytes = kv.head_dim * element;
+    for (int64_t t = t0; t < t0 + count; ++t) {
+      const int64_t offset = row(t) * bytes;
+      for (int64_t line = 0; line < bytes; line += 64) {
+        __builtin_prefetch(static_cast<const char*>(kv.k) + offset + line);
+        __builtin_prefetch(static_cast<const char*>(kv.v) + offset + line);
+      }
+      if (kv.precision == ref::KvPrecision::kQ8) {
+        __builtin_prefetch(kv.k_scales + row(t) * ref::q8_groups(kv.head_dim));
+        __builtin_prefetch(kv.v_scales + row(t) * ref::q8_groups(kv.head_dim));
+      }
+    }
+  }
 };
 
 // Block::scores(q, n, rows, t0, count, s) sets s[j][i] = q_j · key(t0 + i) for the n ≤
 // kAttentionMaxGroup query heads q_j = q + j·head_dim and i < count ≤ kAttentionKeyBlock;
-// Block::exp(x) replaces the kAttentionKeyBlock entries of x (each ≤ 0 or −inf) by their exponentials;
-// Block::add(acc, w, n, rows, t0, count) does acc_j += Σ_i w[j][i] · value(t0 + i) (acc_j = acc +
-// j·kMaxHeadDim); Block::scale(acc, factor, head_dim) multiplies one head's accumulator in place. No
-// policy reads a key or value at a position of t0 + count or beyond.
+// Block::scaled_max(x, count, scale) multiplies x[0 .. count) by scale and returns their maximum;
+// Block::exp_sum(x, count, max) sets x[i] = exp(x[i] − max) for i < count and 0 beyond, up to
+// kAttentionKeyBlock, and returns their sum; Block::add(acc, w, n, rows, t0, count) does acc_j += Σ_i w[j][i]
+// · value(t0 + i) (acc_j = acc + j·kMaxHeadDim); Block::scale(acc, factor, head_dim) multiplies one head's
+// accumulator in place. No policy reads a key or value at a position of t0 + count or beyond.
 template <class Block>
 void online_attention_group(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
                             int64_t n_keys, float scale) {
@@ -64,14 +86,11 @@ void online_attention_group(float* out, const float* q, const ref::KvView& kv, i
   alignas(64) AttentionBlock block;
   for (int64_t t0 = 0; t0 < n_keys; t0 += kAttentionKeyBlock) {
     const int64_t count = n_keys - t0 < kAttentionKeyBlock ? n_keys - t0 : kAttentionKeyBlock;
+    const int64_t next = t0 + kAttentionKeyBlock;
+    rows.prefetch(next, n_keys - next < kAttentionKeyBlock ? n_keys - next : kAttentionKeyBlock);
     Block::scores(q, n, rows, t0, count, block);
     for (int64_t j = 0; j < n; ++j) {
-      float* s = block[j];
-      float block_max = max_score[j];
-      for (int64_t i = 0; i < count; ++i) {
-        s[i] *= scale;
-        block_max = s[i] > block_max ? s[i] : block_max;
-      }
+      const float block_max = Block::scaled_max(block[j], count, scale);
       if (block_max > max_score[j]) {
         // exp(−inf) = 0 on the first block: the (zero) accumulator and denominator stay zero.
         const float factor = std::exp(max_score[j] - block_max);
@@ -79,13 +98,7 @@ void online_attention_group(float* out, const float* q, const ref::KvView& kv, i
         Block::scale(acc[j], factor, hd);
         max_score[j] = block_max;
       }
-      for (int64_t i = 0; i < count; ++i) s[i] -= max_score[j];
-      // Keys past the end weigh exp(−inf) = 0.
-      for (int64_t i = count; i < kAttentionKeyBlock; ++i) s[i] = -std::numeric_limits<float>::infinity();
-      Block::exp(s);
-      float sum = 0.0f;
-      for (int64_t i = 0; i < count; ++i) sum += s[i];
-      denom[j] += sum;
+      denom[j] += Block::exp_sum(block[j], count, max_score[j]);
     }
     Block::add(acc[0], block, n, rows, t0, count);
   }
