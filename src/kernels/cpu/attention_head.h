@@ -42,26 +42,6 @@ struct KvHeadRows {
   int64_t kv_head;
   int64_t row(int64_t position) const { return position * kv.n_kv + kv_head; }
 
-  // Asks the memory system for the keys and values at positions [t0, t0 + count): one head's rows lie
-  // n_kv rows apart, a stride the hardware prefetchers do not follow well, so the kernels fetch the next
-  // block while they compute on this one.
-  void prefetch(int64_t t0, int64_t count) const {
-    const int64_t element = kv.precision == ref::KvPrecision::kF32   ? 4
-                            : kv.precision == ref::KvPrecision::kF16 ? 2
-                                                                     : 1;
-    const int64_t bytes = kv.head_dim * element;
-    for (int64_t t = t0; t < t0 + count; ++t) {
-      const int64_t offset = row(t) * bytes;
-      for (int64_t line = 0; line < bytes; line += 64) {
-        __builtin_prefetch(static_cast<const char*>(kv.k) + offset + line);
-        __builtin_prefetch(static_cast<const char*>(kv.v) + offset + line);
-      }
-      if (kv.precision == ref::KvPrecision::kQ8) {
-        __builtin_prefetch(kv.k_scales + row(t) * ref::q8_groups(kv.head_dim));
-        __builtin_prefetch(kv.v_scales + row(t) * ref::q8_groups(kv.head_dim));
-      }
-    }
-  }
 };
 
 // Block::scores(q, n, rows, t0, count, s) sets s[j][i] = q_j · key(t0 + i) for the n ≤
@@ -86,8 +66,6 @@ void online_attention_group(float* out, const float* q, const ref::KvView& kv, i
   alignas(64) AttentionBlock block;
   for (int64_t t0 = 0; t0 < n_keys; t0 += kAttentionKeyBlock) {
     const int64_t count = n_keys - t0 < kAttentionKeyBlock ? n_keys - t0 : kAttentionKeyBlock;
-    const int64_t next = t0 + kAttentionKeyBlock;
-    rows.prefetch(next, n_keys - next < kAttentionKeyBlock ? n_keys - next : kAttentionKeyBlock);
     Block::scores(q, n, rows, t0, count, block);
     for (int64_t j = 0; j < n; ++j) {
       const float block_max = Block::scaled_max(block[j], count, scale);
