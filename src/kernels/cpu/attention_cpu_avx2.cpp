@@ -124,10 +124,11 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
 
 // acc_j[d0 .. d0 + 8·W) += Σ_i w[j][i] · value_i[...], the slices held in registers over the block.
 template <KvPrecision P, int N, int W>
-void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_t count, int64_t d0) {
+void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_t count, int64_t hd,
+               int64_t d0) {
   __m256 a[W][N];
   for (int c = 0; c < W; ++c)
-    for (int j = 0; j < N; ++j) a[c][j] = _mm256_loadu_ps(acc + j * ref::kMaxHeadDim + d0 + 8 * c);
+    for (int j = 0; j < N; ++j) a[c][j] = _mm256_loadu_ps(acc + j * hd + d0 + 8 * c);
   for (int64_t i = 0; i < count; ++i) {
     __m256 v[W];
     for (int c = 0; c < W; ++c) v[c] = values[i].load8(d0 + 8 * c);
@@ -137,7 +138,7 @@ void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_
     }
   }
   for (int c = 0; c < W; ++c)
-    for (int j = 0; j < N; ++j) _mm256_storeu_ps(acc + j * ref::kMaxHeadDim + d0 + 8 * c, a[c][j]);
+    for (int j = 0; j < N; ++j) _mm256_storeu_ps(acc + j * hd + d0 + 8 * c, a[c][j]);
 }
 
 template <KvPrecision P, int N>
@@ -147,12 +148,12 @@ void add_n(float* acc, const AttentionBlock& w, const KvHeadRows& rows, int64_t 
   Row<P> values[kAttentionKeyBlock] = {};
   for (int64_t i = 0; i < count; ++i) values[i] = Row<P>(kv.v, kv.v_scales, hd, rows.row(t0 + i));
   int64_t d = 0;
-  for (; d + 16 <= hd; d += 16) add_slice<P, N, 2>(acc, w, values, count, d);
-  for (; d + 8 <= hd; d += 8) add_slice<P, N, 1>(acc, w, values, count, d);
+  for (; d + 16 <= hd; d += 16) add_slice<P, N, 2>(acc, w, values, count, hd, d);
+  for (; d + 8 <= hd; d += 8) add_slice<P, N, 1>(acc, w, values, count, hd, d);
   for (; d < hd; ++d) {
     for (int64_t i = 0; i < count; ++i) {
       const float value = values[i].load1(d);
-      for (int j = 0; j < N; ++j) acc[j * ref::kMaxHeadDim + d] += w[j][i] * value;
+      for (int j = 0; j < N; ++j) acc[j * hd + d] += w[j][i] * value;
     }
   }
 }
@@ -226,15 +227,14 @@ struct Avx2Block {
 
 }  // namespace
 
-void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
-                         int64_t n_keys, float scale) {
-  switch (kv.precision) {
+void attention_head_avx2(const AttentionSpan& span, const AttentionPartial& out) {
+  switch (span.kv->precision) {
     case KvPrecision::kF16:
-      return online_attention_group<Avx2Block<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx2Block<KvPrecision::kF16>>(span, out);
     case KvPrecision::kF32:
-      return online_attention_group<Avx2Block<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx2Block<KvPrecision::kF32>>(span, out);
     case KvPrecision::kQ8:
-      return online_attention_group<Avx2Block<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx2Block<KvPrecision::kQ8>>(span, out);
   }
 }
 

@@ -130,8 +130,7 @@ void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_
   __m512 a[W][N];
   for (int c = 0; c < W; ++c) {
     mask[c] = lanes(hd, d0 + 16 * c);
-    for (int j = 0; j < N; ++j)
-      a[c][j] = _mm512_maskz_loadu_ps(mask[c], acc + j * ref::kMaxHeadDim + d0 + 16 * c);
+    for (int j = 0; j < N; ++j) a[c][j] = _mm512_maskz_loadu_ps(mask[c], acc + j * hd + d0 + 16 * c);
   }
   for (int64_t i = 0; i < count; ++i) {
     __m512 v[W];
@@ -142,8 +141,7 @@ void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_
     }
   }
   for (int c = 0; c < W; ++c)
-    for (int j = 0; j < N; ++j)
-      _mm512_mask_storeu_ps(acc + j * ref::kMaxHeadDim + d0 + 16 * c, mask[c], a[c][j]);
+    for (int j = 0; j < N; ++j) _mm512_mask_storeu_ps(acc + j * hd + d0 + 16 * c, mask[c], a[c][j]);
 }
 
 template <KvPrecision P, int N>
@@ -220,15 +218,14 @@ struct Avx512Block {
 
 }  // namespace
 
-void attention_head_avx512(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
-                           int64_t n_keys, float scale) {
-  switch (kv.precision) {
+void attention_head_avx512(const AttentionSpan& span, const AttentionPartial& out) {
+  switch (span.kv->precision) {
     case KvPrecision::kF16:
-      return online_attention_group<Avx512Block<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx512Block<KvPrecision::kF16>>(span, out);
     case KvPrecision::kF32:
-      return online_attention_group<Avx512Block<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx512Block<KvPrecision::kF32>>(span, out);
     case KvPrecision::kQ8:
-      return online_attention_group<Avx512Block<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx512Block<KvPrecision::kQ8>>(span, out);
   }
 }
 

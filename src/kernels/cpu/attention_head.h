@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/cpu/attention_cpu.h"
 #include "kernels/ref/attention.h"
 
 namespace tern::kernels::cpu {
@@ -41,7 +42,6 @@ struct KvHeadRows {
   const ref::KvView& kv;
   int64_t kv_head;
   int64_t row(int64_t position) const { return position * kv.n_kv + kv_head; }
-
 };
 
 // Block::scores(q, n, rows, t0, count, s) sets s[j][i] = q_j · key(t0 + i) for the n ≤
@@ -49,40 +49,46 @@ struct KvHeadRows {
 // Block::scaled_max(x, count, scale) multiplies x[0 .. count) by scale and returns their maximum;
 // Block::exp_sum(x, count, max) sets x[i] = exp(x[i] − max) for i < count and 0 beyond, up to
 // kAttentionKeyBlock, and returns their sum; Block::add(acc, w, n, rows, t0, count) does acc_j += Σ_i w[j][i]
-// · value(t0 + i) (acc_j = acc + j·kMaxHeadDim); Block::scale(acc, factor, head_dim) multiplies one head's
+// · value(t0 + i) (acc_j = acc + j·head_dim); Block::scale(acc, factor, head_dim) multiplies one head's
 // accumulator in place. No policy reads a key or value at a position of t0 + count or beyond.
+//
+// Key block by key block, every KV head of the span in turn: the rows of one position lie next to each
+// other, so the span streams one contiguous range of the cache.
 template <class Block>
-void online_attention_group(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
-                            int64_t n_keys, float scale) {
+void online_attention_span(const AttentionSpan& span, const AttentionPartial& out) {
+  const ref::KvView& kv = *span.kv;
   const int64_t hd = kv.head_dim;
-  const KvHeadRows rows{kv, kv_head};
-  alignas(64) float acc[kAttentionMaxGroup][ref::kMaxHeadDim];
-  float max_score[kAttentionMaxGroup], denom[kAttentionMaxGroup];
-  for (int64_t j = 0; j < n; ++j) {
-    for (int64_t d = 0; d < hd; ++d) acc[j][d] = 0.0f;
-    max_score[j] = -std::numeric_limits<float>::infinity();
-    denom[j] = 0.0f;
+  const int64_t heads = span.kv_count * span.group;
+  for (int64_t i = 0; i < heads; ++i) {
+    for (int64_t d = 0; d < hd; ++d) out.acc[i * hd + d] = 0.0f;
+    out.max[i] = -std::numeric_limits<float>::infinity();
+    out.denom[i] = 0.0f;
   }
+  const float* q = span.q + span.kv_first * span.group * hd;
   alignas(64) AttentionBlock block;
-  for (int64_t t0 = 0; t0 < n_keys; t0 += kAttentionKeyBlock) {
-    const int64_t count = n_keys - t0 < kAttentionKeyBlock ? n_keys - t0 : kAttentionKeyBlock;
-    Block::scores(q, n, rows, t0, count, block);
-    for (int64_t j = 0; j < n; ++j) {
-      const float block_max = Block::scaled_max(block[j], count, scale);
-      if (block_max > max_score[j]) {
-        // exp(−inf) = 0 on the first block: the (zero) accumulator and denominator stay zero.
-        const float factor = std::exp(max_score[j] - block_max);
-        denom[j] *= factor;
-        Block::scale(acc[j], factor, hd);
-        max_score[j] = block_max;
+  for (int64_t t0 = span.t_begin; t0 < span.t_end; t0 += kAttentionKeyBlock) {
+    const int64_t count = span.t_end - t0 < kAttentionKeyBlock ? span.t_end - t0 : kAttentionKeyBlock;
+    for (int64_t h = 0; h < span.kv_count; ++h) {
+      const KvHeadRows rows{kv, span.kv_first + h};
+      for (int64_t first = h * span.group; first < (h + 1) * span.group; first += kAttentionMaxGroup) {
+        const int64_t n = (h + 1) * span.group - first < kAttentionMaxGroup ? (h + 1) * span.group - first
+                                                                            : kAttentionMaxGroup;
+        Block::scores(q + first * hd, n, rows, t0, count, block);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t i = first + j;
+          const float block_max = Block::scaled_max(block[j], count, span.scale);
+          if (block_max > out.max[i]) {
+            // exp(−inf) = 0 on the first block: the (zero) accumulator and denominator stay zero.
+            const float factor = std::exp(out.max[i] - block_max);
+            out.denom[i] *= factor;
+            Block::scale(out.acc + i * hd, factor, hd);
+            out.max[i] = block_max;
+          }
+          out.denom[i] += Block::exp_sum(block[j], count, out.max[i]);
+        }
+        Block::add(out.acc + first * hd, block, n, rows, t0, count);
       }
-      denom[j] += Block::exp_sum(block[j], count, max_score[j]);
     }
-    Block::add(acc[0], block, n, rows, t0, count);
-  }
-  for (int64_t j = 0; j < n; ++j) {
-    const float inverse = 1.0f / denom[j];
-    for (int64_t d = 0; d < hd; ++d) out[j * hd + d] = acc[j][d] * inverse;
   }
 }
 
