@@ -22,10 +22,10 @@ inline constexpr int64_t kAttentionKeyBlock = 16;
 // that share a KV head read each KV row once instead of once per head.
 inline constexpr int64_t kAttentionMaxGroup = 6;
 
-// The vector exponential of the SIMD policies, for arguments in [kExpMin, 0]: e^x = 2^n · e^r with n =
+// The vector exponential of the SIMD policies, for arguments in [kMin, 0]: e^x = 2^n · e^r with n =
 // round(x · log2 e) and r = x − n · ln 2 (ln 2 split in two so n · ln2_hi is exact), |r| ≤ ln 2 / 2, e^r by
-// its Taylor polynomial to degree 7 (truncation below 1e-8 relative); 2^n is built in the exponent bits.
-// Below kExpMin (where 2^n would leave the normal range) the result is 0.
+// its Taylor polynomial to degree 7 (truncation below 1e-8 relative), then scaled by 2^n exactly.
+// Below kMin (where 2^n would leave the normal range) the result is 0.
 namespace vector_exp {
 inline constexpr float kMin = -87.0f;
 inline constexpr float kLog2e = 1.44269504088896341f;
