@@ -26,7 +26,7 @@ constexpr int64_t kParallelWork = 1 << 15;
 constexpr int64_t kMinChunkKeys = 256;
 
 // Tasks (chunks × spans) per pool thread: more than one, so a thread slowed by other work is evened out.
-constexpr int64_t kTasksPerThread = 2;
+constexpr int64_t kTasksPerThread = 4;
 
 // Accumulator floats of one span (its query heads × head_dim), kept in L1/L2 while it streams the cache.
 constexpr int64_t kSpanAccFloats = 1 << 14;
