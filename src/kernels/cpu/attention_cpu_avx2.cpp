@@ -1,11 +1,13 @@
-// AVX2 + FMA + F16C row policies for the online-softmax attention (attention_head.h): eight lanes of
-// fp32 per step, each widened key or value vector used for every query head of the group, fp16 keys and
-// values widened by vcvtph2ps, q8 codes sign-extended and converted, and each q8 group's partial dot product
-// multiplied by its scale once. A head_dim (or q8 group) that is not a multiple of eight finishes lane by
-// lane.
+// AVX2 + FMA + F16C block policy for the online-softmax attention (attention_head.h): eight lanes of
+// fp32 per step, fp16 keys and values widened by vcvtph2ps, q8 codes sign-extended, converted and
+// multiplied by their group's scale once per loaded vector, each loaded key or value vector used for every
+// query head of the group. Values are added two vectors of the row at a time over the whole key block,
+// so each head's accumulator slice stays in registers for the block. A head_dim that is not a multiple of
+// eight finishes lane by lane.
 #include <immintrin.h>
 
 #include <cstring>
+#include <limits>
 
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/attention_head.h"
@@ -23,114 +25,195 @@ float horizontal_sum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// Eight values of a row from element `d` on, as fp32 (q8: codes only, unscaled).
-template <KvPrecision P>
-__m256 load8(const void* row, int64_t d) {
-  if constexpr (P == KvPrecision::kF16) {
-    return _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + d)));
-  } else if constexpr (P == KvPrecision::kF32) {
-    return _mm256_loadu_ps(static_cast<const float*>(row) + d);
-  } else {
-    int64_t bytes;
-    std::memcpy(&bytes, static_cast<const int8_t*>(row) + d, sizeof bytes);
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)));
-  }
+float horizontal_max(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
 }
 
-template <KvPrecision P>
-float load1(const void* row, int64_t d) {
-  if constexpr (P == KvPrecision::kF16) {
-    return _cvtsh_ss(static_cast<const uint16_t*>(row)[d]);
-  } else if constexpr (P == KvPrecision::kF32) {
-    return static_cast<const float*>(row)[d];
-  } else {
-    return static_cast<float>(static_cast<const int8_t*>(row)[d]);
-  }
+// All-ones in the lanes base + 0 .. 7 that are below count.
+__m256 live_lanes(int64_t count, int64_t base) {
+  const __m256i index =
+      _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(base)));
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), index));
 }
 
-template <KvPrecision P>
-const void* row_at(const void* data, int64_t hd, int64_t row) {
-  if constexpr (P == KvPrecision::kF16) {
-    return static_cast<const uint16_t*>(data) + row * hd;
-  } else if constexpr (P == KvPrecision::kF32) {
-    return static_cast<const float*>(data) + row * hd;
-  } else {
-    return static_cast<const int8_t*>(data) + row * hd;
-  }
+__m256 exp8(__m256 x) {
+  namespace e = vector_exp;
+  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(e::kMin), _CMP_LT_OQ);
+  x = _mm256_max_ps(x, _mm256_set1_ps(e::kMin));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(e::kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(e::kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(e::kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(e::kTaylor[0]);
+  for (int k = 1; k < 6; ++k) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(e::kTaylor[k]));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i two_n =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(two_n)));
 }
 
-// The ranges a row is processed in: the q8 groups, or the whole row as one range with unit scale.
+// One KV row of one head: its elements and, for q8, its group scales.
 template <KvPrecision P>
-int64_t range_length(int64_t hd) {
-  return P == KvPrecision::kQ8 ? ref::kQ8Group : hd;
-}
+struct Row {
+  const void* data = nullptr;
+  const float* scales = nullptr;
 
-template <KvPrecision P>
-struct Avx2Row {
-  // Each loaded (and widened) key vector is multiplied into all n queries; per range (a q8 group, or
-  // the whole row) the partial sums are scaled once.
-  static void dot(const float* q, int64_t n, const void* data, const float* scales, int64_t hd, int64_t row,
-                  float* out) {
-    const void* r = row_at<P>(data, hd, row);
-    const float* row_scales = P == KvPrecision::kQ8 ? scales + row * ref::q8_groups(hd) : nullptr;
-    const int64_t length = range_length<P>(hd);
-    __m256 total[kAttentionMaxGroup];
-    float tail[kAttentionMaxGroup];
-    for (int64_t j = 0; j < n; ++j) total[j] = _mm256_setzero_ps(), tail[j] = 0.0f;
-    for (int64_t begin = 0, g = 0; begin < hd; begin += length, ++g) {
-      const int64_t end = begin + length < hd ? begin + length : hd;
-      __m256 part[kAttentionMaxGroup];
-      float part_tail[kAttentionMaxGroup];
-      for (int64_t j = 0; j < n; ++j) part[j] = _mm256_setzero_ps(), part_tail[j] = 0.0f;
-      int64_t d = begin;
-      for (; d + 8 <= end; d += 8) {
-        const __m256 key = load8<P>(r, d);
-        for (int64_t j = 0; j < n; ++j)
-          part[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j * hd + d), key, part[j]);
-      }
-      for (; d < end; ++d) {
-        const float key = load1<P>(r, d);
-        for (int64_t j = 0; j < n; ++j) part_tail[j] += q[j * hd + d] * key;
-      }
-      for (int64_t j = 0; j < n; ++j) {
-        if constexpr (P == KvPrecision::kQ8) {
-          total[j] = _mm256_fmadd_ps(part[j], _mm256_set1_ps(row_scales[g]), total[j]);
-          tail[j] += part_tail[j] * row_scales[g];
-        } else {
-          total[j] = _mm256_add_ps(total[j], part[j]);
-          tail[j] += part_tail[j];
-        }
-      }
+  Row() = default;
+  Row(const void* base, const float* base_scales, int64_t hd, int64_t row) {
+    if constexpr (P == KvPrecision::kF16) {
+      data = static_cast<const uint16_t*>(base) + row * hd;
+    } else if constexpr (P == KvPrecision::kF32) {
+      data = static_cast<const float*>(base) + row * hd;
+    } else {
+      data = static_cast<const int8_t*>(base) + row * hd;
     }
-    for (int64_t j = 0; j < n; ++j) out[j] = horizontal_sum(total[j]) + tail[j];
+    scales = P == KvPrecision::kQ8 ? base_scales + row * ref::q8_groups(hd) : nullptr;
   }
 
-  static void add(float* acc, const float* weights, int64_t n, const void* data, const float* scales,
-                  int64_t hd, int64_t row) {
-    const void* r = row_at<P>(data, hd, row);
-    const float* row_scales = P == KvPrecision::kQ8 ? scales + row * ref::q8_groups(hd) : nullptr;
-    const int64_t length = range_length<P>(hd);
-    for (int64_t begin = 0, g = 0; begin < hd; begin += length, ++g) {
-      const int64_t end = begin + length < hd ? begin + length : hd;
-      __m256 w[kAttentionMaxGroup];
-      float factor[kAttentionMaxGroup];
-      for (int64_t j = 0; j < n; ++j) {
-        factor[j] = P == KvPrecision::kQ8 ? weights[j] * row_scales[g] : weights[j];
-        w[j] = _mm256_set1_ps(factor[j]);
-      }
-      int64_t d = begin;
-      for (; d + 8 <= end; d += 8) {
-        const __m256 value = load8<P>(r, d);
-        for (int64_t j = 0; j < n; ++j) {
-          float* a = acc + j * ref::kMaxHeadDim + d;
-          _mm256_storeu_ps(a, _mm256_fmadd_ps(w[j], value, _mm256_loadu_ps(a)));
-        }
-      }
-      for (; d < end; ++d) {
-        const float value = load1<P>(r, d);
-        for (int64_t j = 0; j < n; ++j) acc[j * ref::kMaxHeadDim + d] += factor[j] * value;
-      }
+  // Eight values from element d on (d a multiple of 8, so they share one q8 group), as fp32.
+  __m256 load8(int64_t d) const {
+    if constexpr (P == KvPrecision::kF16) {
+      return _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(data) + d)));
+    } else if constexpr (P == KvPrecision::kF32) {
+      return _mm256_loadu_ps(static_cast<const float*>(data) + d);
+    } else {
+      int64_t bytes;
+      std::memcpy(&bytes, static_cast<const int8_t*>(data) + d, sizeof bytes);
+      const __m256 codes = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)));
+      return _mm256_mul_ps(codes, _mm256_set1_ps(scales[d / ref::kQ8Group]));
+    }
+  }
+
+  float load1(int64_t d) const {
+    if constexpr (P == KvPrecision::kF16) {
+      return _cvtsh_ss(static_cast<const uint16_t*>(data)[d]);
+    } else if constexpr (P == KvPrecision::kF32) {
+      return static_cast<const float*>(data)[d];
+    } else {
+      return static_cast<float>(static_cast<const int8_t*>(data)[d]) * scales[d / ref::kQ8Group];
+    }
+  }
+};
+
+template <KvPrecision P, int N>
+void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count, AttentionBlock& out) {
+  const ref::KvView& kv = rows.kv;
+  const int64_t hd = kv.head_dim;
+  for (int64_t i = 0; i < count; ++i) {
+    const Row<P> key(kv.k, kv.k_scales, hd, rows.row(t0 + i));
+    __m256 sum[N];
+    for (int j = 0; j < N; ++j) sum[j] = _mm256_setzero_ps();
+    int64_t d = 0;
+    for (; d + 8 <= hd; d += 8) {
+      const __m256 k = key.load8(d);
+      for (int j = 0; j < N; ++j) sum[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j * hd + d), k, sum[j]);
+    }
+    float tail[N] = {};
+    for (; d < hd; ++d) {
+      const float k = key.load1(d);
+      for (int j = 0; j < N; ++j) tail[j] += q[j * hd + d] * k;
+    }
+    for (int j = 0; j < N; ++j) out[j][i] = horizontal_sum(sum[j]) + tail[j];
+  }
+}
+
+// acc_j[d0 .. d0 + 8·W) += Σ_i w[j][i] · value_i[...], the slices held in registers over the block.
+template <KvPrecision P, int N, int W>
+void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_t count, int64_t hd,
+               int64_t d0) {
+  __m256 a[W][N];
+  for (int c = 0; c < W; ++c)
+    for (int j = 0; j < N; ++j) a[c][j] = _mm256_loadu_ps(acc + j * hd + d0 + 8 * c);
+  for (int64_t i = 0; i < count; ++i) {
+    __m256 v[W];
+    for (int c = 0; c < W; ++c) v[c] = values[i].load8(d0 + 8 * c);
+    for (int j = 0; j < N; ++j) {
+      const __m256 weight = _mm256_set1_ps(w[j][i]);
+      for (int c = 0; c < W; ++c) a[c][j] = _mm256_fmadd_ps(weight, v[c], a[c][j]);
+    }
+  }
+  for (int c = 0; c < W; ++c)
+    for (int j = 0; j < N; ++j) _mm256_storeu_ps(acc + j * hd + d0 + 8 * c, a[c][j]);
+}
+
+template <KvPrecision P, int N>
+void add_n(float* acc, const AttentionBlock& w, const KvHeadRows& rows, int64_t t0, int64_t count) {
+  const ref::KvView& kv = rows.kv;
+  const int64_t hd = kv.head_dim;
+  Row<P> values[kAttentionKeyBlock] = {};
+  for (int64_t i = 0; i < count; ++i) values[i] = Row<P>(kv.v, kv.v_scales, hd, rows.row(t0 + i));
+  int64_t d = 0;
+  for (; d + 16 <= hd; d += 16) add_slice<P, N, 2>(acc, w, values, count, hd, d);
+  for (; d + 8 <= hd; d += 8) add_slice<P, N, 1>(acc, w, values, count, hd, d);
+  for (; d < hd; ++d) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float value = values[i].load1(d);
+      for (int j = 0; j < N; ++j) acc[j * hd + d] += w[j][i] * value;
+    }
+  }
+}
+
+template <KvPrecision P>
+struct Avx2Block {
+  static void scores(const float* q, int64_t n, const KvHeadRows& rows, int64_t t0, int64_t count,
+                     AttentionBlock& out) {
+    switch (n) {
+      case 1:
+        return scores_n<P, 1>(q, rows, t0, count, out);
+      case 2:
+        return scores_n<P, 2>(q, rows, t0, count, out);
+      case 3:
+        return scores_n<P, 3>(q, rows, t0, count, out);
+      case 4:
+        return scores_n<P, 4>(q, rows, t0, count, out);
+      case 5:
+        return scores_n<P, 5>(q, rows, t0, count, out);
+      default:
+        return scores_n<P, 6>(q, rows, t0, count, out);
+    }
+  }
+
+  static float scaled_max(float* x, int64_t count, float scale) {
+    __m256 max = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < kAttentionKeyBlock; i += 8) {
+      const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(scale));
+      _mm256_storeu_ps(x + i, scaled);
+      max = _mm256_max_ps(max, _mm256_blendv_ps(max, scaled, live_lanes(count, i)));
+    }
+    return horizontal_max(max);
+  }
+
+  static float exp_sum(float* x, int64_t count, float max) {
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t i = 0; i < kAttentionKeyBlock; i += 8) {
+      const __m256 shifted = _mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(max));
+      const __m256 weights = _mm256_and_ps(live_lanes(count, i), exp8(shifted));
+      _mm256_storeu_ps(x + i, weights);
+      sum = _mm256_add_ps(sum, weights);
+    }
+    return horizontal_sum(sum);
+  }
+
+  static void add(float* acc, const AttentionBlock& w, int64_t n, const KvHeadRows& rows, int64_t t0,
+                  int64_t count) {
+    switch (n) {
+      case 1:
+        return add_n<P, 1>(acc, w, rows, t0, count);
+      case 2:
+        return add_n<P, 2>(acc, w, rows, t0, count);
+      case 3:
+        return add_n<P, 3>(acc, w, rows, t0, count);
+      case 4:
+        return add_n<P, 4>(acc, w, rows, t0, count);
+      case 5:
+        return add_n<P, 5>(acc, w, rows, t0, count);
+      default:
+        return add_n<P, 6>(acc, w, rows, t0, count);
     }
   }
 
@@ -144,15 +227,14 @@ struct Avx2Row {
 
 }  // namespace
 
-void attention_head_avx2(float* out, const float* q, const ref::KvView& kv, int64_t kv_head, int64_t n,
-                         int64_t n_keys, float scale) {
-  switch (kv.precision) {
+void attention_head_avx2(const AttentionSpan& span, const AttentionPartial& out) {
+  switch (span.kv->precision) {
     case KvPrecision::kF16:
-      return online_attention_group<Avx2Row<KvPrecision::kF16>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx2Block<KvPrecision::kF16>>(span, out);
     case KvPrecision::kF32:
-      return online_attention_group<Avx2Row<KvPrecision::kF32>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx2Block<KvPrecision::kF32>>(span, out);
     case KvPrecision::kQ8:
-      return online_attention_group<Avx2Row<KvPrecision::kQ8>>(out, q, kv, kv_head, n, n_keys, scale);
+      return online_attention_span<Avx2Block<KvPrecision::kQ8>>(span, out);
   }
 }
 
