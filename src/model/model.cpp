@@ -66,9 +66,10 @@ Model::Model(gguf::Reader file, LoadOptions options) : file_(std::move(file)) {
 }
 
 void Model::place_matrices(WeightPlacement placement) {
-  // The embedding stays mapped in its own type in both placements: a token reads one row of it.
+  // The embedding stays mapped in its own type in both placements: a token reads one row of it. A role
+  // the layer does not have (an attention matrix of a GDN layer) is an empty view and stays one.
   const auto moves = [&](const kernels::MatrixView& m) {
-    return &m != &weights_.token_embd &&
+    return m.data != nullptr && &m != &weights_.token_embd &&
            (m.type == quant::TensorType::kPTQ1_0 || placement == WeightPlacement::kHugePages);
   };
   const auto placed_row_bytes = [](const kernels::MatrixView& m) {
