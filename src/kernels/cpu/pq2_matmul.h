@@ -40,8 +40,16 @@ void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const Quantiz
 void pq2_rows_avx512(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
                      int64_t row_begin, int64_t row_end);
 
-// The fastest kernel this CPU runs (after the TERN_ISA cap).
-Pq2RowsKernel pq2_rows_kernel();
+// Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
+// 16-token tile costs the same however few of its tokens are real.
+void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
+                  int64_t row_end);
+
+// From this many tokens the AMX kernel beats AVX-512 VNNI.
+inline constexpr int64_t kAmxMinTokens = 8;
+
+// The fastest kernel this CPU runs (after the TERN_ISA cap) for a matmul over n_tokens tokens.
+Pq2RowsKernel pq2_rows_kernel(int64_t n_tokens);
 
 // y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
 // the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or
