@@ -5,10 +5,11 @@
 // 128-block the eight tiles are stored and AVX-512 combines 256·hi + lo, converts, scales by the groups'
 // steps and the rows' d_w and accumulates in fp32.
 //
-// Per call: the activations of a token chunk are copied once into natural element order per group
-// (A tiles read 32 contiguous bytes per token), each 16-row panel's weights are expanded once per chunk
-// into TDPBSSD's B layout (row r of a group's tile holds, for each of the 16 rows, the codes of values
-// 4r..4r+3, i.e. one qs byte) and reused by every 16-token tile of the chunk. Both live in per-thread
+// Per call: the activations of a token chunk are copied once into natural element order, each A tile
+// (16 tokens × one group's 32 digits) as 512 contiguous bytes; each 16-row panel's weights are expanded
+// once per chunk into TDPBSSD's B layout (row r of a group's tile holds, for each of the 16 rows, the
+// codes of values 4r..4r+3, i.e. one qs byte) and reused by every 16-token tile of the chunk. Panels go
+// in pairs, so each A tile loaded serves 32 rows. Both live in per-thread
 // scratch that grows on first use only. Every (row, token) output is computed by the same arithmetic
 // whatever panel or tile holds it (short panels and token tiles are padded), so results do not depend
 // on how rows are split over threads.
@@ -36,18 +37,19 @@ constexpr int64_t kPanelGroupBytes = kGroupBytes * kPanelRows;    // one B tile:
 constexpr int64_t kPanelBlockBytes = kGroups * kPanelGroupBytes;  // 2 KiB per panel and block
 // The activation copy of one token chunk stays in L2 while the chunk sweeps the thread's panels.
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
+constexpr int64_t kActTileBytes = kTokenTile * kGroupBytes;       // one A tile: 512 bytes
+constexpr int64_t kTileBlockBytes = kGroups * 2 * kActTileBytes;  // hi and lo tiles of a block: 4 KiB
+constexpr int64_t kTileBlockSteps = kTokenTile * kGroups;         // steps of a block's 16 tokens
 
-// Tiles: two sets of {weights, hi digits, lo digits, dots} (0..3 and 4..7); the four groups of a block
-// alternate between them so that a group's loads and products need not wait for the previous group's
-// stores.
+// Tiles: 0, 1 the hi and lo digits of a group; 2, 3 the group's codes of the two panels; 4..7 the dots
+// hi × panel 0, lo × panel 0, hi × panel 1, lo × panel 1.
 amx::TileConfig tile_config() {
   amx::TileConfig config;
-  for (int set = 0; set < 2; ++set) {
-    config.set(4 * set, kGroupBytes / 4, amx::kMaxTileBytes);
-    config.set(4 * set + 1, kTokenTile, kGroupBytes);
-    config.set(4 * set + 2, kTokenTile, kGroupBytes);
-    config.set(4 * set + 3, kTokenTile, amx::kMaxTileBytes);
-  }
+  config.set(0, kTokenTile, kGroupBytes);
+  config.set(1, kTokenTile, kGroupBytes);
+  config.set(2, kGroupBytes / 4, amx::kMaxTileBytes);
+  config.set(3, kGroupBytes / 4, amx::kMaxTileBytes);
+  for (int dots = 4; dots < 8; ++dots) config.set(dots, kTokenTile, amx::kMaxTileBytes);
   return config;
 }
 
@@ -75,16 +77,21 @@ class Scratch {
 };
 
 struct ThreadScratch {
-  Scratch<int8_t> acts;   // [padded tokens][blocks][hi 128 | lo 128], natural element order
-  Scratch<float> steps;   // [padded tokens][blocks][4 groups]
-  Scratch<int8_t> panel;  // [blocks][4 groups][8][64]: code − 1 in B layout
-  Scratch<float> d_w;     // [blocks][16 rows]
+  Scratch<int8_t> acts;    // [token tile][block][group][hi, lo][16 tokens][32]: natural element order
+  Scratch<float> steps;    // [token tile][block][16 tokens][4 groups]
+  Scratch<int8_t> panels;  // [2][blocks][4 groups][8][64]: code − 1 in B layout
+  Scratch<float> d_w;      // [2][blocks][16 rows]
 };
 
-// Copies tokens [first, first + count) of `a` to natural order, zero-padded to a whole number of tiles.
-void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int64_t padded, int8_t* acts,
-               float* steps) {
+// Copies tokens [first, first + count) of `a` into tiles, the last one zero-padded.
+void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* acts, float* steps) {
   const int64_t blocks = a.blocks();
+  if (count % kTokenTile != 0) {
+    const int64_t last = count / kTokenTile;
+    std::memset(acts + last * blocks * kTileBlockBytes, 0, static_cast<size_t>(blocks * kTileBlockBytes));
+    std::memset(steps + last * blocks * kTileBlockSteps, 0,
+                static_cast<size_t>(blocks * kTileBlockSteps) * sizeof(float));
+  }
   // Stored byte 32s + i holds element 4i + s; output byte e takes stored byte 32(e % 4) + e / 4.
   alignas(64) uint8_t order[2][64];
   for (int half = 0; half < 2; ++half)
@@ -96,21 +103,27 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int64_t pad
   for (int64_t t = 0; t < count; ++t) {
     const int8_t* q = a.token_q(first + t);
     const float* scales = a.token_zmm_scales(first + t);
-    int8_t* out = acts + t * blocks * kActBlockBytes;
-    for (int64_t b = 0; b < blocks * 2; ++b) {  // hi plane, then lo plane, of each block
-      const __m512i lower = _mm512_loadu_si512(q + b * kActBlock);
-      const __m512i upper = _mm512_loadu_si512(q + b * kActBlock + 64);
-      _mm512_storeu_si512(out + b * kActBlock, _mm512_permutex2var_epi8(lower, order0, upper));
-      _mm512_storeu_si512(out + b * kActBlock + 64, _mm512_permutex2var_epi8(lower, order1, upper));
+    const int64_t m = t % kTokenTile;
+    int8_t* tile = acts + t / kTokenTile * blocks * kTileBlockBytes + m * kGroupBytes;
+    float* tile_steps = steps + t / kTokenTile * blocks * kTileBlockSteps + m * kGroups;
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int digit = 0; digit < 2; ++digit) {  // hi plane, then lo plane
+        const int8_t* plane = q + b * kActBlockBytes + digit * kActBlock;
+        const __m512i lower = _mm512_loadu_si512(plane), upper = _mm512_loadu_si512(plane + 64);
+        const __m512i natural[2] = {_mm512_permutex2var_epi8(lower, order0, upper),
+                                    _mm512_permutex2var_epi8(lower, order1, upper)};
+        for (int g = 0; g < kGroups; ++g) {
+          const __m256i group = g % 2 == 0 ? _mm512_castsi512_si256(natural[g / 2])
+                                           : _mm512_extracti64x4_epi64(natural[g / 2], 1);
+          _mm256_storeu_si256(
+              reinterpret_cast<__m256i*>(tile + b * kTileBlockBytes + (2 * g + digit) * kActTileBytes),
+              group);
+        }
+      }
+      // zmm lane 2g covers group g.
+      for (int g = 0; g < kGroups; ++g) tile_steps[b * kTileBlockSteps + g] = scales[b * kZmmLanes + 2 * g];
     }
-    // zmm lane 2g covers group g.
-    for (int64_t b = 0; b < blocks; ++b)
-      for (int g = 0; g < kGroups; ++g) steps[(t * blocks + b) * kGroups + g] = scales[b * kZmmLanes + 2 * g];
   }
-  std::memset(acts + count * blocks * kActBlockBytes, 0,
-              static_cast<size_t>((padded - count) * blocks * kActBlockBytes));
-  std::memset(steps + count * blocks * kGroups, 0,
-              static_cast<size_t>((padded - count) * blocks * kGroups) * 4);
 }
 
 // Expands rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
@@ -146,63 +159,56 @@ void unpack_panel(const Pq2Matrix& w, int64_t row, int valid, int8_t* panel, flo
   }
 }
 
-// The hi and lo dots of group g of one block into dots[g], through tiles 0..3 (even groups) or 4..7 (odd
-// groups). GCC's tile intrinsics paste the tile number into the instruction text, so it must be a literal.
-void group_dots_even(const int8_t* weights, const int8_t* hi, const int8_t* lo, int64_t stride, int g,
-                     int32_t (*dots)[2][kTokenTile][16]) {
-  _tile_loadd(0, weights + g * kPanelGroupBytes, 64);
-  _tile_loadd(1, hi + g * kGroupBytes, stride);
-  _tile_loadd(2, lo + g * kGroupBytes, stride);
-  _tile_zero(3);
-  _tile_dpbssd(3, 1, 0);
-  _tile_stored(3, dots[g][0], 64);
-  _tile_zero(3);
-  _tile_dpbssd(3, 2, 0);
-  _tile_stored(3, dots[g][1], 64);
-}
-
-void group_dots_odd(const int8_t* weights, const int8_t* hi, const int8_t* lo, int64_t stride, int g,
-                    int32_t (*dots)[2][kTokenTile][16]) {
-  _tile_loadd(4, weights + g * kPanelGroupBytes, 64);
-  _tile_loadd(5, hi + g * kGroupBytes, stride);
-  _tile_loadd(6, lo + g * kGroupBytes, stride);
-  _tile_zero(7);
-  _tile_dpbssd(7, 5, 4);
-  _tile_stored(7, dots[g][0], 64);
-  _tile_zero(7);
-  _tile_dpbssd(7, 6, 4);
-  _tile_stored(7, dots[g][1], 64);
-}
-
-// y for one panel (`valid` rows from `row`) and one token tile (`tokens` real ones from `token`).
-void panel_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* panel, const float* d_w,
-                const int8_t* acts, const float* steps, int64_t row, int valid, int64_t token, int tokens) {
-  const int64_t stride = blocks * kActBlockBytes;        // bytes per token in the activation copy
-  alignas(64) int32_t dots[kGroups][2][kTokenTile][16];  // per group: hi, lo
-  __m512 acc[kTokenTile];
-  for (__m512& v : acc) v = _mm512_setzero_ps();
+// y for the rows of two panels (`valid[p]` rows from `row + 16p`; valid[1] may be 0) and one token tile
+// (`tokens` real ones from `token`).
+void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const panels[2],
+               const float* const d_w[2], const int8_t* acts, const float* steps, int64_t row,
+               const int valid[2], int64_t token, int tokens) {
+  alignas(64) int32_t dots[2][kGroups][2][kTokenTile][16];  // [panel][group][hi, lo]
+  alignas(64) float acc[2][kTokenTile][16];
+  std::memset(acc, 0, sizeof acc);
+  const int panel_count = valid[1] > 0 ? 2 : 1;
+  const int8_t* const second = panels[panel_count - 1];  // a lone panel runs twice, the copy unused
   for (int64_t b = 0; b < blocks; ++b) {
-    const int8_t* weights = panel + b * kPanelBlockBytes;
-    const int8_t* hi = acts + b * kActBlockBytes;
-    const int8_t* lo = hi + kActBlock;
-    group_dots_even(weights, hi, lo, stride, 0, dots);
-    group_dots_odd(weights, hi, lo, stride, 1, dots);
-    group_dots_even(weights, hi, lo, stride, 2, dots);
-    group_dots_odd(weights, hi, lo, stride, 3, dots);
-    const __m512 scale = _mm512_load_ps(d_w + b * kPanelRows);
-    for (int m = 0; m < kTokenTile; ++m) {
-      const float* step = steps + (m * blocks + b) * kGroups;
-      __m512 sum = _mm512_setzero_ps();
-      for (int g = 0; g < kGroups; ++g) {
-        const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(dots[g][0][m]), 8),
-                                             _mm512_load_si512(dots[g][1][m]));
-        sum = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(step[g]), sum);
+    const int8_t* tiles = acts + b * kTileBlockBytes;
+    for (int g = 0; g < kGroups; ++g) {
+      _tile_loadd(0, tiles + (2 * g) * kActTileBytes, kGroupBytes);
+      _tile_loadd(1, tiles + (2 * g + 1) * kActTileBytes, kGroupBytes);
+      _tile_loadd(2, panels[0] + b * kPanelBlockBytes + g * kPanelGroupBytes, 64);
+      _tile_loadd(3, second + b * kPanelBlockBytes + g * kPanelGroupBytes, 64);
+      _tile_zero(4);
+      _tile_zero(5);
+      _tile_zero(6);
+      _tile_zero(7);
+      _tile_dpbssd(4, 0, 2);
+      _tile_dpbssd(5, 1, 2);
+      _tile_dpbssd(6, 0, 3);
+      _tile_dpbssd(7, 1, 3);
+      _tile_stored(4, dots[0][g][0], 64);
+      _tile_stored(5, dots[0][g][1], 64);
+      _tile_stored(6, dots[1][g][0], 64);
+      _tile_stored(7, dots[1][g][1], 64);
+    }
+    const float* block_steps = steps + b * kTileBlockSteps;
+    for (int p = 0; p < panel_count; ++p) {
+      const __m512 scale = _mm512_load_ps(d_w[p] + b * kPanelRows);
+      for (int m = 0; m < kTokenTile; ++m) {
+        __m512 sum = _mm512_setzero_ps();
+        for (int g = 0; g < kGroups; ++g) {
+          const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(dots[p][g][0][m]), 8),
+                                               _mm512_load_si512(dots[p][g][1][m]));
+          sum = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(block_steps[m * kGroups + g]), sum);
+        }
+        _mm512_store_ps(acc[p][m], _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc[p][m])));
       }
-      acc[m] = _mm512_fmadd_ps(sum, scale, acc[m]);
     }
   }
-  const __mmask16 rows = static_cast<__mmask16>((1u << valid) - 1u);
-  for (int m = 0; m < tokens; ++m) _mm512_mask_storeu_ps(y + (token + m) * y_stride + row, rows, acc[m]);
+  for (int p = 0; p < panel_count; ++p) {
+    const __mmask16 rows = static_cast<__mmask16>((1u << valid[p]) - 1u);
+    for (int m = 0; m < tokens; ++m)
+      _mm512_mask_storeu_ps(y + (token + m) * y_stride + row + p * kPanelRows, rows,
+                            _mm512_load_ps(acc[p][m]));
+  }
 }
 
 }  // namespace
@@ -218,24 +224,32 @@ void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const Quantize
   const int64_t blocks = a.blocks();
   const int64_t per_token = blocks * kActBlockBytes;
   const int64_t chunk = std::max<int64_t>(kTokenTile, kChunkBytes / per_token / kTokenTile * kTokenTile);
-  const int64_t chunk_tokens = std::min(chunk, (a.n_tokens + kTokenTile - 1) / kTokenTile * kTokenTile);
-  int8_t* acts = scratch.acts.at_least(static_cast<size_t>(chunk_tokens * per_token));
-  float* steps = scratch.steps.at_least(static_cast<size_t>(chunk_tokens * blocks * kGroups));
-  int8_t* panel = scratch.panel.at_least(static_cast<size_t>(blocks * kPanelBlockBytes));
-  float* d_w = scratch.d_w.at_least(static_cast<size_t>(blocks * kPanelRows));
+  const int64_t chunk_tiles = (std::min(chunk, a.n_tokens) + kTokenTile - 1) / kTokenTile;
+  int8_t* acts = scratch.acts.at_least(static_cast<size_t>(chunk_tiles * blocks * kTileBlockBytes));
+  float* steps = scratch.steps.at_least(static_cast<size_t>(chunk_tiles * blocks * kTileBlockSteps));
+  int8_t* panel_bytes = scratch.panels.at_least(static_cast<size_t>(2 * blocks * kPanelBlockBytes));
+  float* d_w_values = scratch.d_w.at_least(static_cast<size_t>(2 * blocks * kPanelRows));
+  const int8_t* const panels[2] = {panel_bytes, panel_bytes + blocks * kPanelBlockBytes};
+  const float* const d_w[2] = {d_w_values, d_w_values + blocks * kPanelRows};
 
   const amx::TileConfig config = tile_config();
   const amx::TileScope tiles(config);
   for (int64_t first = 0; first < a.n_tokens; first += chunk) {
     const int64_t count = std::min(chunk, a.n_tokens - first);
-    const int64_t padded = (count + kTokenTile - 1) / kTokenTile * kTokenTile;
-    copy_acts(a, first, count, padded, acts, steps);
-    for (int64_t row = row_begin; row < row_end; row += kPanelRows) {
-      const int valid = static_cast<int>(std::min<int64_t>(kPanelRows, row_end - row));
-      unpack_panel(w, row, valid, panel, d_w);
-      for (int64_t t = 0; t < padded; t += kTokenTile) {
-        panel_tile(y, y_stride, blocks, panel, d_w, acts + t * per_token, steps + t * blocks * kGroups, row,
-                   valid, first + t, static_cast<int>(std::min<int64_t>(kTokenTile, count - t)));
+    copy_acts(a, first, count, acts, steps);
+    for (int64_t row = row_begin; row < row_end; row += 2 * kPanelRows) {
+      const int valid[2] = {static_cast<int>(std::min<int64_t>(kPanelRows, row_end - row)),
+                            static_cast<int>(std::clamp<int64_t>(row_end - row - kPanelRows, 0, kPanelRows))};
+      for (int p = 0; p < 2; ++p) {
+        if (valid[p] > 0) {
+          unpack_panel(w, row + p * kPanelRows, valid[p], panel_bytes + p * blocks * kPanelBlockBytes,
+                       d_w_values + p * blocks * kPanelRows);
+        }
+      }
+      for (int64_t t = 0; t < count; t += kTokenTile) {
+        pair_tile(y, y_stride, blocks, panels, d_w, acts + t / kTokenTile * blocks * kTileBlockBytes,
+                  steps + t / kTokenTile * blocks * kTileBlockSteps, row, valid, first + t,
+                  static_cast<int>(std::min<int64_t>(kTokenTile, count - t)));
       }
     }
   }
