@@ -55,6 +55,12 @@ std::vector<float> gaussian(int64_t n) {
   return x;
 }
 
+const char* kernel_name(Pq2RowsKernel kernel) {
+  if (kernel == pq2_rows_amx) return "amx";
+  if (kernel == pq2_rows_avx512) return "avx512";
+  return kernel == pq2_rows_avx2 ? "avx2" : "scalar";
+}
+
 // args: K, N, threads, tokens, rotate (0: one copy that stays in cache, the instruction-bound rate).
 void BM_Pq2Matmul(benchmark::State& state) {
   const int64_t k = state.range(0), n = state.range(1), tokens = state.range(3);
@@ -80,7 +86,7 @@ void BM_Pq2Matmul(benchmark::State& state) {
                                             benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k * tokens) / 1e9,
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-  state.SetLabel(cpu_features().has_avx2_fma() ? "avx2" : "scalar");
+  state.SetLabel(kernel_name(pq2_rows_kernel(tokens)));
 }
 
 // The 27B matmul shapes (K, N): attention q+gate / k / v, o_proj, GDN qkv / z / out, FFN gate|up / down.
