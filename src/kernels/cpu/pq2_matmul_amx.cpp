@@ -35,8 +35,9 @@ constexpr int kGroupBytes = static_cast<int>(kActGroup);  // K per TDPBSSD: one 
 constexpr int kGroups = static_cast<int>(kActBlock / kActGroup);
 constexpr int64_t kPanelGroupBytes = kGroupBytes * kPanelRows;    // one B tile: 8 rows × 64 bytes
 constexpr int64_t kPanelBlockBytes = kGroups * kPanelGroupBytes;  // 2 KiB per panel and block
-// The activation copy of one token chunk stays in L2 while the chunk sweeps the thread's panels.
-constexpr int64_t kChunkBytes = int64_t{1} << 20;
+// The activation copy of one token chunk (1.25 MiB) stays in L2 (2 MiB here) with a pair of expanded
+// panels (0.5 MiB at K = 17408) while the chunk sweeps the thread's panels.
+constexpr int64_t kChunkBytes = int64_t{5} << 18;
 constexpr int64_t kActTileBytes = kTokenTile * kGroupBytes;       // one A tile: 512 bytes
 constexpr int64_t kTileBlockBytes = kGroups * 2 * kActTileBytes;  // hi and lo tiles of a block: 4 KiB
 constexpr int64_t kTileBlockSteps = kTokenTile * kGroups;         // steps of a block's 16 tokens
