@@ -1,5 +1,6 @@
-// The AMX-INT8 PQ2_0 kernel against the scalar kernel: both sum the same exact integers per (row, token,
-// scale group), so they differ only by fp32 rounding of the scaled partial sums.
+// The AMX-INT8 PQ2_0 kernel against the scalar kernel (the same exact integers per row, token and scale
+// group; they differ only by fp32 rounding of the scaled partial sums) and against the AVX-512 VNNI kernel,
+// which sums and rounds in the same group order and so must agree bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -90,6 +91,39 @@ TEST(CpuPq2Amx, MatchesScalarOnPanelAndRangeEdges) {
   expect_amx_matches_scalar(40, 1280, 33, 8, 2);  // range starting mid-panel, short last panel
   expect_amx_matches_scalar(64, 5120, 16, 0, 3);  // 27B width, one full token tile
   expect_amx_matches_scalar(9, 17408, 40, 0, 4);  // more tokens than one activation chunk holds
+}
+
+TEST(CpuPq2Amx, EqualsAvx512BitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (int64_t tokens : {1, 2, 5, 8, 16, 17, 33, 40}) {
+    for (int64_t rows : {13, 40}) {
+      const RandomMatrix w = random_matrix(rows, 640, static_cast<uint32_t>(tokens * rows));
+      const std::vector<float> x = random_acts(tokens * 640, static_cast<uint32_t>(tokens));
+      ActBuffer buffer;
+      const QuantizedActs acts = buffer.quantize(x.data(), 640, tokens);
+      std::vector<float> vnni(static_cast<size_t>(rows * tokens)), amx(vnni.size());
+      pq2_rows_avx512(vnni.data(), rows, w.view, acts, 0, rows);
+      pq2_rows_amx(amx.data(), rows, w.view, acts, 0, rows);
+      EXPECT_EQ(vnni, amx) << "rows " << rows << " tokens " << tokens;
+    }
+  }
+}
+
+// A token's outputs must not depend on the company it is batched with (batched decode, prefix reuse):
+// the kernel dispatched for many tokens gives the one-token kernel's bits.
+TEST(CpuPq2Amx, TokenOutputsDoNotDependOnTheBatch) {
+  const RandomMatrix w = random_matrix(72, 1024, 8);
+  const std::vector<float> x = random_acts(20 * 1024, 9);
+  ActBuffer batch_buffer, one_buffer;
+  const QuantizedActs batch = batch_buffer.quantize(x.data(), 1024, 20);
+  std::vector<float> batched(20 * 72), alone(72);
+  pq2_matmul(batched.data(), w.view, batch, nullptr);
+  for (int64_t t : {0, 7, 19}) {
+    const QuantizedActs one = one_buffer.quantize(x.data() + t * 1024, 1024, 1);
+    pq2_matmul(alone.data(), w.view, one, nullptr);
+    EXPECT_EQ(alone, std::vector<float>(batched.begin() + t * 72, batched.begin() + (t + 1) * 72))
+        << "token " << t;
+  }
 }
 
 TEST(CpuPq2Amx, NonFiniteActivationReachesTheOutput) {

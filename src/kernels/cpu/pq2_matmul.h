@@ -3,6 +3,13 @@
 //   dot(w, x) ≈ d_w · step · (Σ code·(256·hi + lo) − Σ (256·hi + lo)),
 // which is exact in the integers for every code 0..3 (code 3 decodes as +2·d_w, model-spec §3.2), so no
 // scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
+//
+// Group order (pq2_rows_avx512 and pq2_rows_amx): per row, token and block, with D_g the exact integer
+// dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
+//   acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
+// over the blocks in order from acc = 0. The two kernels round identically, so a token's outputs do not
+// depend on how many tokens share the matmul (which picks the kernel): batched decode and prefix reuse
+// stay bit-exact.
 #pragma once
 
 #include <cstddef>

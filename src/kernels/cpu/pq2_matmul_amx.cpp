@@ -1,9 +1,9 @@
 // AMX-INT8 PQ2_0 × two-digit int8 kernel for prefill. One TDPBSSD multiplies a 16-token × 32-value
 // activation tile (one scale group, signed digits) by a 16-row weight panel of code − 1 (signed, so the
 // "− Σ x" term is inside the product), giving the exact integers Σ (code − 1)·digit per (token, row,
-// group) that the VNNI path sums per lane. The hi and lo digits go to two accumulator tiles; after each
-// 128-block the eight tiles are stored and AVX-512 combines 256·hi + lo, converts, scales by the groups'
-// steps and the rows' d_w and accumulates in fp32.
+// group) that the VNNI path sums from its lanes. The hi and lo digits go to two accumulator tiles; after
+// each 128-block the tiles are stored and AVX-512 combines 256·hi + lo and scales in the group order of
+// pq2_matmul.h, so the outputs equal pq2_rows_avx512's bit for bit.
 //
 // Per call: the activations of a token chunk are copied once into natural element order, each A tile
 // (16 tokens × one group's 32 digits) as 512 contiguous bytes; each 16-row panel's weights are expanded
@@ -194,12 +194,15 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
     for (int p = 0; p < panel_count; ++p) {
       const __m512 scale = _mm512_load_ps(d_w[p] + b * kPanelRows);
       for (int m = 0; m < kTokenTile; ++m) {
-        __m512 sum = _mm512_setzero_ps();
+        const float* step = block_steps + m * kGroups;
+        __m512 scaled[kGroups];
         for (int g = 0; g < kGroups; ++g) {
           const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(dots[p][g][0][m]), 8),
                                                _mm512_load_si512(dots[p][g][1][m]));
-          sum = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(block_steps[m * kGroups + g]), sum);
+          scaled[g] = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(step[g]));
         }
+        const __m512 sum =
+            _mm512_add_ps(_mm512_add_ps(scaled[0], scaled[1]), _mm512_add_ps(scaled[2], scaled[3]));
         _mm512_store_ps(acc[p][m], _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc[p][m])));
       }
     }
