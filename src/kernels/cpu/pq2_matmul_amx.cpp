@@ -9,10 +9,13 @@
 // (16 tokens × one group's 32 digits) as 512 contiguous bytes; each 16-row panel's weights are expanded
 // once per chunk into TDPBSSD's B layout (row r of a group's tile holds, for each of the 16 rows, the
 // codes of values 4r..4r+3, i.e. one qs byte) and reused by every 16-token tile of the chunk. Panels go
-// in pairs, so each A tile loaded serves 32 rows. Both live in per-thread
-// scratch that grows on first use only. Every (row, token) output is computed by the same arithmetic
-// whatever panel or tile holds it (short panels and token tiles are padded), so results do not depend
-// on how rows are split over threads.
+// in pairs, so each A tile loaded serves 32 rows. Both live in per-thread scratch that grows on first use
+// only. Every (row, token) output is computed by the same arithmetic whatever panel or tile holds it
+// (short panels and token tiles are padded), so results do not depend on how rows are split over threads.
+//
+// Cost: exact per-group sums mean K = 32 per TDPBSSD and a tile store per product; the tile loads,
+// stores and the AVX-512 scaling, not the multiplier, bound it (about 2.5x the VNNI kernel per core,
+// a tenth of the TDPBSSD peak).
 #include <immintrin.h>
 
 #include <algorithm>

@@ -49,9 +49,11 @@ struct QuadPerms {
   __m512i low_halves, high_halves;  // [row a lanes 0..7 | row b lanes 0..7], and lanes 8..15
   __m512i even, odd;                // lane 4p + g from lane 2g (or 2g + 1) of row p's 8-lane half
   __m512i step_of_group;            // lane 4p + g from zmm scale lane 2g
+  __m256i row_of_lane;              // 16-bit lane 4p + g from lane p
 
   QuadPerms() {
     alignas(64) int32_t lo[16], hi[16], ev[16], od[16], st[16];
+    alignas(32) int16_t row[16];
     for (int l = 0; l < 16; ++l) {
       lo[l] = l < 8 ? l : 16 + (l - 8);
       hi[l] = lo[l] + 8;
@@ -59,12 +61,14 @@ struct QuadPerms {
       ev[l] = (p / 2) * 16 + (p % 2) * 8 + 2 * g;
       od[l] = ev[l] + 1;
       st[l] = 2 * g;
+      row[l] = static_cast<int16_t>(p);
     }
     low_halves = _mm512_load_si512(lo);
     high_halves = _mm512_load_si512(hi);
     even = _mm512_load_si512(ev);
     odd = _mm512_load_si512(od);
     step_of_group = _mm512_load_si512(st);
+    row_of_lane = _mm256_load_si256(reinterpret_cast<const __m256i*>(row));
   }
 };
 
@@ -106,19 +110,16 @@ void quad_tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedAc
         __builtin_prefetch(next + b * kSpanStep + line, 0, 3);
     }
     Codes codes[kQuad];
-    uint16_t d_bits[kQuad];
+    alignas(8) uint16_t d_bits[kQuad];
     for (int r = 0; r < kQuad; ++r) {
       const uint8_t* block = rows[r] + b * static_cast<int64_t>(kPq2BlockBytes);
       codes[r] = unpack(block);
       std::memcpy(&d_bits[r], block, sizeof(uint16_t));
     }
-    const __m512 d_w = _mm512_cvtph_ps(_mm256_set_epi16(
-        static_cast<short>(d_bits[3]), static_cast<short>(d_bits[3]), static_cast<short>(d_bits[3]),
-        static_cast<short>(d_bits[3]), static_cast<short>(d_bits[2]), static_cast<short>(d_bits[2]),
-        static_cast<short>(d_bits[2]), static_cast<short>(d_bits[2]), static_cast<short>(d_bits[1]),
-        static_cast<short>(d_bits[1]), static_cast<short>(d_bits[1]), static_cast<short>(d_bits[1]),
-        static_cast<short>(d_bits[0]), static_cast<short>(d_bits[0]), static_cast<short>(d_bits[0]),
-        static_cast<short>(d_bits[0])));
+    // Lanes 4r..4r+3: row r's scale.
+    const __m128i bits = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(d_bits));
+    const __m512 d_w =
+        _mm512_cvtph_ps(_mm256_permutexvar_epi16(perms.row_of_lane, _mm256_zextsi128_si256(bits)));
     for (int t = 0; t < T; ++t) {
       const int8_t* q = a.token_q(token + t) + b * kActBlockBytes;
       const int32_t* sums = a.token_zmm_sums(token + t) + b * kZmmSums;
