@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/bandwidth.h"
@@ -27,19 +28,20 @@ constexpr uint16_t kScaleBits = 0x2400;  // fp16 2^-6: a normal value, so no flo
 
 // Random codes with every block scale set to kScaleBits; blocks sit at multiples of 34 bytes.
 const uint8_t* weight_arena() {
-  static const std::unique_ptr<uint8_t[]> arena = [] {
-    std::unique_ptr<uint8_t[]> bytes(new uint8_t[kArenaBytes]);
+  static const HugePageBuffer arena = [] {
+    // Huge pages, as the model's placed weights use (model::WeightPlacement::kHugePages).
+    HugePageBuffer bytes = HugePageBuffer::allocate(kArenaBytes, "weight arena");
     std::mt19937_64 rng(7);
     for (size_t i = 0; i + 8 <= kArenaBytes; i += 8) {
       const uint64_t v = rng();
-      std::memcpy(bytes.get() + i, &v, 8);
+      std::memcpy(bytes.data() + i, &v, 8);
     }
     for (size_t at = 0; at + kPq2BlockBytes <= kArenaBytes; at += kPq2BlockBytes) {
-      std::memcpy(bytes.get() + at, &kScaleBits, 2);
+      std::memcpy(bytes.data() + at, &kScaleBits, 2);
     }
     return bytes;
   }();
-  return arena.get();
+  return arena.data();
 }
 
 ThreadPool& pool_of(int threads) {

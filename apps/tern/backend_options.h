@@ -1,21 +1,26 @@
-// The compute options every model-running command shares: which backend, how many threads.
+// The compute options every model-running command shares: which backend, how many threads, where the
+// weights live.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "model/model.h"
 #include "runtime/engine.h"
 
 namespace tern::app {
 
 struct BackendOptions {
   std::string backend = "cpu";
-  int threads = 0;  // 0: every hardware thread
+  int threads = 0;    // 0: every hardware thread
+  bool pin = false;   // each pool thread on its own CPU
+  bool mmap = false;  // read the weights from the file mapping instead of a huge-page copy
 
   void add_to(CLI::App& command);
   // Backend and pool size for the engine (the other limits at their defaults); Error(kInput) for a bad
   // backend name or a negative thread count.
   runtime::EngineOptions engine_options() const;
+  model::LoadOptions load_options() const;
 };
 
 }  // namespace tern::app

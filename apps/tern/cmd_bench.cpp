@@ -17,6 +17,7 @@ struct BenchArgs {
   std::string kv_type = "f16";
   bool json = false;
   bool memory_bandwidth = false;
+  bool mmap = false;
 };
 
 void bench(BenchArgs& args) {
@@ -34,6 +35,7 @@ void bench(BenchArgs& args) {
     fail(ErrorKind::kInput, "tern bench needs a MODEL (or --memory-bandwidth)");
   args.options.backend = runtime::parse_backend(args.backend);
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
+  if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
   const tools::BenchReport report = tools::run_bench(args.options);
   if (args.json) {
     fmt::print("{}\n", tools::bench_json(report).dump(2));
@@ -71,6 +73,8 @@ void add_bench_command(CLI::App& app) {
   command
       ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes, "buffer the bandwidth probe streams")
       ->capture_default_str();
+  command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
+  command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
   command->add_flag("--json", args->json, "one JSON object instead of the table");
   command->add_flag("--memory-bandwidth", args->memory_bandwidth,
                     "measure only the streaming read bandwidth");

@@ -58,7 +58,8 @@ class ChatSession {
  public:
   explicit ChatSession(const ChatArgs& args)
       : args_(args),
-        loaded_(runtime::LoadedModel::load(args.options.resolve_model())),
+        loaded_(
+            runtime::LoadedModel::load(args.options.resolve_model(), args.options.compute.load_options())),
         engine_(*loaded_.model),
         state_(engine_.new_sequence(args.options.context(loaded_), args.options.kv_precision())),
         tty_(isatty(fileno(stdout)) != 0) {

@@ -69,7 +69,7 @@ std::vector<int32_t> read_tokens(const std::string& path) {
 }
 
 void run(const LogitsArgs& args) {
-  const auto model = model::Model::open(args.model_path);
+  const auto model = model::Model::open(args.model_path, args.compute.load_options());
   const std::vector<int32_t> tokens = read_tokens(args.tokens_path);
   runtime::Engine engine(*model, args.compute.engine_options());
   runtime::SequenceState state = engine.new_sequence(static_cast<int64_t>(tokens.size()));

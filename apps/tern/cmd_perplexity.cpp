@@ -30,7 +30,8 @@ std::string read_text(const std::string& path) {
 }
 
 void run(const PerplexityArgs& args) {
-  const runtime::LoadedModel loaded = runtime::LoadedModel::load(args.model_path);
+  const runtime::LoadedModel loaded =
+      runtime::LoadedModel::load(args.model_path, args.compute.load_options());
   const std::vector<int32_t> tokens = loaded.tokenizer->encode(read_text(args.text_path), false);
   const int64_t declared = loaded.model->config().context_length;
   const int64_t ctx = declared > 0 ? std::min(args.ctx, declared) : args.ctx;

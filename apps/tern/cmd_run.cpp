@@ -32,7 +32,8 @@ std::string prompt_text(const RunArgs& args, const runtime::LoadedModel& loaded)
 }
 
 void run(const RunArgs& args) {
-  const runtime::LoadedModel loaded = runtime::LoadedModel::load(args.options.resolve_model());
+  const runtime::LoadedModel loaded =
+      runtime::LoadedModel::load(args.options.resolve_model(), args.options.compute.load_options());
   const std::vector<int32_t> prompt = loaded.encode_prompt(prompt_text(args, loaded));
   runtime::Engine engine(*loaded.model, args.options.engine_options());
   runtime::SequenceState state =

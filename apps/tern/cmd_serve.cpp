@@ -43,7 +43,7 @@ void run_serve(ServeArgs args) {
   std::signal(SIGPIPE, SIG_IGN);
 
   args.scheduler.kv = runtime::parse_kv_precision(args.kv_type);
-  const auto model = model::Model::open(args.model_path);
+  const auto model = model::Model::open(args.model_path, args.compute.load_options());
   const text::Tokenizer tokenizer(text::load_vocab(model->file()));
   const text::ChatTemplate chat_template = text::load_chat_template(model->file());
   if (args.server.model_name.empty())

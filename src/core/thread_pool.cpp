@@ -22,23 +22,26 @@ inline void cpu_relax() {
 #endif
 }
 
+// Thread `index` of a pinned pool runs only on CPU index mod the CPU count.
+void pin_to_cpu(pthread_t thread, int index) {
+  const unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus == 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<unsigned>(index) % cpus, &set);
+  pthread_setaffinity_np(thread, sizeof(set), &set);
+}
+
 }  // namespace
 
-ThreadPool::ThreadPool(int threads, bool pin) {
+ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
   if (threads < 1) fail(ErrorKind::kInput, "thread count must be at least 1, got {}", threads);
   workers_.reserve(static_cast<size_t>(threads - 1));
   for (int t = 1; t < threads; ++t) {
     workers_.emplace_back([this, t] { worker_loop(t); });
   }
   if (pin) {
-    const unsigned cores = std::thread::hardware_concurrency();
-    for (int t = 0; t < threads && cores > 0; ++t) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(static_cast<unsigned>(t) % cores, &set);
-      pthread_t handle = t == 0 ? pthread_self() : workers_[static_cast<size_t>(t - 1)].native_handle();
-      pthread_setaffinity_np(handle, sizeof(set), &set);
-    }
+    for (int t = 1; t < threads; ++t) pin_to_cpu(workers_[static_cast<size_t>(t - 1)].native_handle(), t);
   }
 }
 
@@ -51,6 +54,13 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::run(int64_t count, Task fn, void* ctx) {
   if (count <= 0) return;
+  // The caller is thread 0, pinned on its first job: the thread that steps the engine need not be the
+  // one that built the pool (the server builds it on main and steps it on its scheduler thread).
+  thread_local const ThreadPool* pinned_for = nullptr;
+  if (pin_ && pinned_for != this) {
+    pin_to_cpu(pthread_self(), 0);
+    pinned_for = this;
+  }
   if (workers_.empty() || count == 1) {
     for (int64_t i = 0; i < count; ++i) fn(ctx, i, 0);
     return;

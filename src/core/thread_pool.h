@@ -15,6 +15,7 @@ class ThreadPool {
   // fn(ctx, index, thread) is called once for every index in [0, count).
   using Task = void (*)(void* ctx, int64_t index, int thread);
 
+  // pin: thread t (0 = the caller of run) runs only on CPU t mod the CPU count.
   explicit ThreadPool(int threads, bool pin = false);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -41,6 +42,7 @@ class ThreadPool {
   std::atomic<int64_t> next_{0};
   std::atomic<int> busy_{0};
   std::atomic<bool> stop_{false};
+  bool pin_ = false;
   int64_t count_ = 0;
   Task fn_ = nullptr;
   void* ctx_ = nullptr;

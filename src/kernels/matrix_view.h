@@ -12,7 +12,7 @@ namespace tern::kernels {
 
 struct MatrixView {
   quant::TensorType type = quant::TensorType::kF32;
-  const uint8_t* data = nullptr;  // into the mmap; unaligned reads only (memcpy)
+  const uint8_t* data = nullptr;  // into the mmap or the model's placed copy; unaligned reads only
   int64_t cols = 0;               // K = ne[0]
   int64_t rows = 0;               // N = ne[1]
   size_t row_bytes = 0;

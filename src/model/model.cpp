@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <cstring>
 #include <map>
 
 #include "core/error.h"
@@ -46,42 +47,69 @@ FoldSites resolve_sites(const Config& c, const hadamard::Contract* contract) {
 
 }  // namespace
 
-std::unique_ptr<const Model> Model::open(const std::string& path) {
-  return load(gguf::Reader::open(path));
+std::unique_ptr<const Model> Model::open(const std::string& path, LoadOptions options) {
+  return load(gguf::Reader::open(path), options);
 }
 
-std::unique_ptr<const Model> Model::load(gguf::Reader file) {
-  return std::unique_ptr<const Model>(new Model(std::move(file)));
+std::unique_ptr<const Model> Model::load(gguf::Reader file, LoadOptions options) {
+  return std::unique_ptr<const Model>(new Model(std::move(file), options));
 }
 
-Model::Model(gguf::Reader file) : file_(std::move(file)) {
+Model::Model(gguf::Reader file, LoadOptions options) : file_(std::move(file)) {
   config_ = read_config(file_);
   contract_ = hadamard::read_contract(file_);
   if (contract_) check_contract_covers(*contract_, config_, file_);
   weights_ = bind_weights(file_, config_, contract());
-  transcode_ptq1_to_pq2();
+  place_matrices(options.placement);
   sites_ = resolve_sites(config_, contract());
   unused_token_ = read_unused_tokens(file_, config_.vocab_size);
 }
 
-void Model::transcode_ptq1_to_pq2() {
+void Model::place_matrices(WeightPlacement placement) {
+  // The embedding stays mapped in its own type in both placements: a token reads one row of it.
+  const auto moves = [&](const kernels::MatrixView& m) {
+    return &m != &weights_.token_embd &&
+           (m.type == quant::TensorType::kPTQ1_0 || placement == WeightPlacement::kHugePages);
+  };
+  const auto placed_row_bytes = [](const kernels::MatrixView& m) {
+    return m.type == quant::TensorType::kPTQ1_0 ? *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols)
+                                                : m.row_bytes;
+  };
+  constexpr size_t kAlign = 64;
+  const auto aligned = [](size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
+
   std::map<const uint8_t*, kernels::MatrixView> done;  // a tied head shares its embedding's copy
+  size_t total = 0;
   for_each_matrix(weights_, [&](kernels::MatrixView& m) {
-    if (m.type != quant::TensorType::kPTQ1_0) return;
+    if (moves(m) && done.emplace(m.data, m).second) {
+      total += aligned(placed_row_bytes(m) * static_cast<size_t>(m.rows));
+    }
+  });
+  placed_ = HugePageBuffer::allocate(total, file_.name().c_str());
+  done.clear();
+  uint8_t* out = placed_.data();
+  for_each_matrix(weights_, [&](kernels::MatrixView& m) {
+    if (!moves(m)) return;
     if (auto it = done.find(m.data); it != done.end()) {
       m = it->second;
       return;
     }
-    const size_t row_bytes = *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols);
-    auto& buffer = transcoded_.emplace_back(new uint8_t[row_bytes * static_cast<size_t>(m.rows)]);
-    for (int64_t r = 0; r < m.rows; ++r) {
-      quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(r),
-                           buffer.get() + static_cast<size_t>(r) * row_bytes, m.cols, file_.name().c_str());
+    const size_t row_bytes = placed_row_bytes(m);
+    if (m.type == quant::TensorType::kPTQ1_0) {
+      for (int64_t r = 0; r < m.rows; ++r) {
+        quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(r),
+                             out + static_cast<size_t>(r) * row_bytes, m.cols, file_.name().c_str());
+      }
+    } else {
+      std::memcpy(out, m.data, row_bytes * static_cast<size_t>(m.rows));
     }
     file_.release_pages({m.data, m.row_bytes * static_cast<size_t>(m.rows)});  // never read again
-    const kernels::MatrixView pq2{quant::TensorType::kPQ2_0, buffer.get(), m.cols, m.rows, row_bytes};
-    done.emplace(m.data, pq2);
-    m = pq2;
+    const kernels::MatrixView placed{
+        m.type == quant::TensorType::kPTQ1_0 ? quant::TensorType::kPQ2_0 : m.type, out, m.cols, m.rows,
+        row_bytes};
+    done.emplace(m.data, placed);
+    m = placed;
+    out += aligned(row_bytes * static_cast<size_t>(m.rows));
   });
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "gguf/reader.h"
 #include "hadamard/contract.h"
 #include "model/config.h"
@@ -28,13 +29,28 @@ struct FoldSites {
   std::span<const float> ffn_inner;         // d_ff: ffn_down
 };
 
+// Where the matrices a token reads live after loading.
+enum class WeightPlacement {
+  // Copied into anonymous huge-page memory (core/huge_pages.h), the file's pages dropped tensor by
+  // tensor as they are copied, so the peak stays ≈ one copy. Decode streams them fastest.
+  kHugePages,
+  // Read in place from the file's memory map (4 KiB page-cache pages): the fastest start, and pages
+  // shared by every process that maps the file.
+  kMapped,
+};
+
+struct LoadOptions {
+  WeightPlacement placement = WeightPlacement::kHugePages;
+};
+
 class Model {
  public:
-  // Maps the file, reads config and contract, binds the weights. PTQ1_0 matrices are transcoded once
-  // (losslessly) to PQ2_0 in memory, the form every kernel reads fastest. Throws tern::Error on any
-  // refusal.
-  static std::unique_ptr<const Model> open(const std::string& path);
-  static std::unique_ptr<const Model> load(gguf::Reader file);
+  // Maps the file, reads config and contract, binds the weights and places them (LoadOptions). PTQ1_0
+  // matrices are transcoded once (losslessly) to PQ2_0 in either placement, the form every kernel reads
+  // fastest. The token embedding, of which a token reads one row, stays mapped in its file type (a head
+  // tied to it gets its own placed copy). Throws tern::Error on any refusal.
+  static std::unique_ptr<const Model> open(const std::string& path, LoadOptions options = {});
+  static std::unique_ptr<const Model> load(gguf::Reader file, LoadOptions options = {});
 
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
@@ -50,16 +66,16 @@ class Model {
   bool accepts_token(int64_t id) const;
 
  private:
-  explicit Model(gguf::Reader file);
-  void transcode_ptq1_to_pq2();
+  Model(gguf::Reader file, LoadOptions options);
+  void place_matrices(WeightPlacement placement);
 
   gguf::Reader file_;
   Config config_;
   std::optional<hadamard::Contract> contract_;
   Weights weights_;
   FoldSites sites_;
-  std::vector<bool> unused_token_;                      // by id; shorter than vocab when the type array is
-  std::vector<std::unique_ptr<uint8_t[]>> transcoded_;  // PQ2_0 copies of the file's PTQ1_0 matrices
+  std::vector<bool> unused_token_;  // by id; shorter than vocab when the type array is
+  HugePageBuffer placed_;           // the matrices place_matrices moved out of the file
 };
 
 }  // namespace tern::model

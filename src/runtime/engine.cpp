@@ -30,7 +30,7 @@ std::unique_ptr<ThreadPool> make_pool(const EngineOptions& options) {
   const int threads = options.threads > 0
                           ? options.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  return std::make_unique<ThreadPool>(threads);
+  return std::make_unique<ThreadPool>(threads, options.pin_threads);
 }
 
 const kernels::Ops& select_ops(ThreadPool* pool) {

@@ -42,7 +42,8 @@ struct EngineOptions {
   // The fast path is the default; it meets the argmax-agreement bar on every parity fixture
   // (tests/model/parity_test.cpp). The oracle stays selectable (--backend ref).
   Backend backend = Backend::kCpu;
-  int threads = 0;  // pool size of the cpu backend; 0 means every hardware thread
+  int threads = 0;           // pool size of the cpu backend; 0 means every hardware thread
+  bool pin_threads = false;  // pool thread t on CPU t (ThreadPool)
 };
 
 class Engine {

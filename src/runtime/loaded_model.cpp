@@ -5,9 +5,9 @@
 
 namespace tern::runtime {
 
-LoadedModel LoadedModel::load(const std::string& path) {
+LoadedModel LoadedModel::load(const std::string& path, model::LoadOptions options) {
   LoadedModel loaded;
-  loaded.model = model::Model::open(path);
+  loaded.model = model::Model::open(path, options);
   text::Vocab vocab = text::load_vocab(loaded.model->file());
   if (static_cast<int64_t>(vocab.tokens.size()) != loaded.model->config().vocab_size) {
     fail(ErrorKind::kConfig, "{}: tokenizer.ggml.tokens has {} entries but token_embd.weight has {} rows",

@@ -21,7 +21,7 @@ struct LoadedModel {
   std::vector<int32_t> stop_tokens;                 // end-of-generation ids (model-spec §11.6)
   std::vector<int32_t> banned_tokens;               // padding rows, never sampled
 
-  static LoadedModel load(const std::string& path);
+  static LoadedModel load(const std::string& path, model::LoadOptions options = {});
 
   // The prompt ids of `text` (a BOS first only if the vocabulary asks for one).
   std::vector<int32_t> encode_prompt(const std::string& text) const;

@@ -188,22 +188,24 @@ double measure_bandwidth_gb_s(int threads, size_t bytes) {
 
 BenchReport run_bench(const BenchOptions& options) {
   validate(options);
-  const auto model = model::Model::open(options.model_path);
+  const auto model = model::Model::open(options.model_path, options.load);
   BenchReport report;
   report.model = model_name(*model, options.model_path);
   report.file = options.model_path;
   report.backend = runtime::backend_name(options.backend);
   report.threads = resolve_threads(options.threads);
   report.isa = cpu_features().describe();
+  report.weights = options.load.placement == model::WeightPlacement::kMapped ? "mapped" : "huge pages";
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
   report.bandwidth_gb_s = measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes);
   reset_peak_rss();  // the probe's buffer is not the model's memory
 
   // Every step asks for its last row's logits only, so one logit row (1 MB at a 248k vocabulary, not
   // 512 MB for max_batch_tokens rows) is all the scratch the head needs.
-  runtime::Engine engine(
-      *model,
-      runtime::EngineOptions{.max_logit_rows = 1, .backend = options.backend, .threads = report.threads});
+  runtime::Engine engine(*model, runtime::EngineOptions{.max_logit_rows = 1,
+                                                        .backend = options.backend,
+                                                        .threads = report.threads,
+                                                        .pin_threads = options.pin_threads});
   std::mt19937 rng(options.seed);
   {  // warm-up: one decode step maps every weight page in before anything is timed
     const BenchTest warm{.gen_tokens = 1};
@@ -241,6 +243,7 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
   out["backend"] = report.backend;
   out["threads"] = report.threads;
   out["isa"] = report.isa;
+  out["weights"] = report.weights;
   out["bandwidth_gb_s"] = report.bandwidth_gb_s;
   out["prefill_tok_s"] = report.prefill_tok_s;
   out["decode_tok_s"] = report.decode_tok_s;
@@ -280,8 +283,8 @@ std::string bench_markdown(const BenchReport& report) {
                     decode ? fmt::format("{:.2f} MB", static_cast<double>(test.bytes_per_token) / 1e6) : "",
                     decode ? fmt::format("{:.1f}%", 100.0 * test.decode_bandwidth_fraction) : "");
   }
-  out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}\n", report.bandwidth_gb_s,
-                     report.threads, report.isa);
+  out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}; weights: {}\n",
+                     report.bandwidth_gb_s, report.threads, report.isa, report.weights);
   out += fmt::format("peak RSS {:.1f} MiB (file {:.1f} MiB, largest sequence state {:.1f} MiB)\n",
                      static_cast<double>(report.peak_rss_bytes) / (1024.0 * 1024.0),
                      static_cast<double>(report.model_bytes) / (1024.0 * 1024.0),

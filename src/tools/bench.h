@@ -26,6 +26,7 @@ struct BenchOptions {
   std::vector<int64_t> depths{0};           // tokens already in the context before each test
   int repetitions = 5;
   int threads = 0;  // 0: every hardware thread
+  bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
   size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe
@@ -34,6 +35,7 @@ struct BenchOptions {
   // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes
   // hours on a laptop-class CPU.
   bool synthetic_depth = false;
+  model::LoadOptions load{};
 };
 
 struct BenchTest {
@@ -54,6 +56,7 @@ struct BenchReport {
   std::string backend;
   int threads = 0;
   std::string isa;
+  std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement)
   uint64_t model_bytes = 0;
   double bandwidth_gb_s = 0.0;
   std::vector<BenchTest> tests;

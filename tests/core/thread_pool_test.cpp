@@ -1,6 +1,10 @@
 #include "core/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <chrono>
+#include <thread>
 
 #include <atomic>
 #include <vector>
@@ -35,6 +39,32 @@ TEST(ThreadPool, SingleThreadRunsInline) {
 
 TEST(ThreadPool, RejectsZeroThreads) {
   EXPECT_THROW(ThreadPool(0), Error);
+}
+
+TEST(ThreadPool, PinnedThreadsRunOnlyOnTheirCpu) {
+  const unsigned cpus = std::thread::hardware_concurrency();
+  // On a thread of its own: the pool pins whichever thread calls run, and the test runner's must stay free.
+  std::thread([cpus] {
+    ThreadPool pool(2, /*pin=*/true);
+    std::atomic<int> arrived{0};
+    std::vector<int> cpu_of(2, -1);
+    pool.for_each(2, [&](int64_t, int thread) {
+      arrived.fetch_add(1);
+      // Both threads hold a task at once, so each reports its own affinity.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (arrived.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
+      if (CPU_COUNT(&set) == 1) {
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &set)) cpu_of[static_cast<size_t>(thread)] = c;
+      }
+    });
+    EXPECT_EQ(arrived.load(), 2);
+    EXPECT_EQ(cpu_of[0], 0);
+    EXPECT_EQ(cpu_of[1], static_cast<int>(1 % cpus));
+  }).join();
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // dequantised weights (quant::dequantize_row), on 27B widths and awkward shapes.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -220,6 +222,34 @@ TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {
     EXPECT_EQ(block.ymm_sums[lane], 0);
   }
   for (int8_t v : block.q) EXPECT_EQ(v, 0);
+}
+
+TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
+  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> exponent(-30.0f, 30.0f);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<float> x(128);
+    const float scale = std::exp2(exponent(rng));  // tiny to huge magnitudes, subnormal steps included
+    for (float& v : x) v = normal(rng) * scale;
+    if (trial % 5 == 1) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero group
+    if (trial % 7 == 2) x[static_cast<size_t>(trial) % 128] = (trial % 2 == 0) ? NAN : -INFINITY;
+    if (trial % 11 == 3) {  // exact ties of both roundings: values on half steps
+      for (size_t j = 0; j < 32; ++j) x[j] = (static_cast<float>(j) - 15.5f) * 256.0f;
+      x[0] = 127.0f * 256.0f * 16.0f;
+    }
+    QuantizedBlock scalar, vector;
+    quantize_block(x.data(), scalar.out());
+    quantize_block_avx512(x.data(), vector.out());
+    ASSERT_TRUE(std::equal(std::begin(scalar.q), std::end(scalar.q), vector.q)) << "trial " << trial;
+    ASSERT_TRUE(std::equal(std::begin(scalar.ymm_sums), std::end(scalar.ymm_sums), vector.ymm_sums));
+    ASSERT_TRUE(std::equal(std::begin(scalar.zmm_sums), std::end(scalar.zmm_sums), vector.zmm_sums));
+    ASSERT_EQ(std::memcmp(scalar.ymm_scales, vector.ymm_scales, sizeof scalar.ymm_scales), 0)
+        << "trial " << trial;
+    ASSERT_EQ(std::memcmp(scalar.zmm_scales, vector.zmm_scales, sizeof scalar.zmm_scales), 0)
+        << "trial " << trial;
+  }
 }
 
 TEST(CpuActQuant, RefusesWidthNotMultipleOfBlock) {

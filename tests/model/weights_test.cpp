@@ -100,12 +100,31 @@ TEST_F(WeightBinding, Bf16ProjectionsAreExactAndUnfolded) {
   }
 }
 
-TEST_F(WeightBinding, MatricesAreViewsIntoTheMapping) {
+TEST_F(WeightBinding, HugePagePlacementCopiesEveryMatrixButTheEmbeddingExactly) {
   const gguf::Reader& file = model->file();
   const LayerWeights& attn = first(LayerKind::kFullAttention);
-  EXPECT_EQ(attn.attention.q.data, file.tensor(name(attn, "attn_q.weight")).data.data());
+  const LayerWeights& gdn = first(LayerKind::kGatedDeltaNet);
+  for (const auto& [view, tensor] : {std::pair{&attn.attention.q, name(attn, "attn_q.weight")},
+                                     std::pair{&gdn.gdn.qkv, name(gdn, "attn_qkv.weight")},
+                                     std::pair{&gdn.ffn_down, name(gdn, "ffn_down.weight")},
+                                     std::pair{&model->weights().output, std::string("output.weight")}}) {
+    const std::span<const uint8_t> stored = file.tensor(tensor).data;
+    EXPECT_NE(view->data, stored.data()) << tensor;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(view->data) % 64, 0u) << tensor;
+    ASSERT_EQ(view->row_bytes * static_cast<size_t>(view->rows), stored.size()) << tensor;
+    EXPECT_EQ(std::memcmp(view->data, stored.data(), stored.size()), 0) << tensor;
+  }
   EXPECT_EQ(model->weights().token_embd.data, file.tensor("token_embd.weight").data.data());
   EXPECT_EQ(model->weights().output.type, quant::TensorType::kPQ2_0);
+}
+
+TEST_F(WeightBinding, MappedPlacementViewsTheFile) {
+  const auto mapped = Model::open(testing_support::tiny_pq2_model(), {.placement = WeightPlacement::kMapped});
+  const LayerWeights& attn = first(LayerKind::kFullAttention);
+  const auto layer = static_cast<size_t>(&attn - model->weights().layers.data());
+  EXPECT_EQ(mapped->weights().layers[layer].attention.q.data,
+            mapped->file().tensor(name(attn, "attn_q.weight")).data.data());
+  EXPECT_EQ(mapped->weights().token_embd.data, mapped->file().tensor("token_embd.weight").data.data());
 }
 
 TEST(WeightBindingDense, DenseFileHasNoSitesAndTiledSsmOut) {

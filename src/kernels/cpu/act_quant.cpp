@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -57,12 +58,13 @@ void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
 QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool) {
   reserve(k, n_tokens);
   const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
+  const auto quantize_one = cpu_features().has_avx512_vnni() ? quantize_block_avx512 : quantize_block;
   const auto quantize_blocks = [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b) {
-      quantize_block(x + b * kActBlock,
-                     ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
-                                 ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
-                                 zmm_sums_.get() + b * kZmmSums});
+      quantize_one(x + b * kActBlock,
+                   ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
+                               ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
+                               zmm_sums_.get() + b * kZmmSums});
     }
   };
   constexpr int64_t kBlocksPerTask = 256;  // ~20 µs of work; a decode row is one task or a few
