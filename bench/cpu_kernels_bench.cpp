@@ -57,6 +57,12 @@ std::vector<float> gaussian(int64_t n) {
   return x;
 }
 
+const char* kernel_name(Pq2RowsKernel kernel) {
+  if (kernel == pq2_rows_amx) return "amx";
+  if (kernel == pq2_rows_avx512) return "avx512";
+  return kernel == pq2_rows_avx2 ? "avx2" : "scalar";
+}
+
 // args: K, N, threads, tokens, rotate (0: one copy that stays in cache, the instruction-bound rate).
 void BM_Pq2Matmul(benchmark::State& state) {
   const int64_t k = state.range(0), n = state.range(1), tokens = state.range(3);
@@ -82,8 +88,7 @@ void BM_Pq2Matmul(benchmark::State& state) {
                                             benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k * tokens) / 1e9,
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-  const CpuFeatures& cpu = cpu_features();
-  state.SetLabel(cpu.has_avx512_vnni() ? "avx512" : cpu.has_avx2_fma() ? "avx2" : "scalar");
+  state.SetLabel(kernel_name(pq2_rows_kernel(tokens)));
 }
 
 // The 27B matmul shapes (K, N): attention q+gate / k / v, o_proj, GDN qkv / z / out, FFN gate|up / down.
@@ -102,6 +107,7 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
   std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
   if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
   if (cpu_features().has_avx512_vnni()) out.emplace_back("avx512", pq2_rows_avx512);
+  if (cpu_features().has_amx_int8()) out.emplace_back("amx", pq2_rows_amx);
   return out;
 }
 
@@ -129,7 +135,7 @@ void BM_Pq2KernelHot(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Pq2KernelHot)->ArgsProduct({{0, 1, 2}, {1, 64}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pq2KernelHot)->ArgsProduct({{0, 1, 2, 3}, {1, 4, 16, 64}})->Unit(benchmark::kMicrosecond);
 
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})
@@ -176,8 +182,8 @@ BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond);
 
 // In-cache int8 dot throughput of one core (the prefill roofline): eight independent chains of the
 // ISA's u8 x s8 multiply-accumulate, skipped where the CPU lacks it.
-void int8_dot_peak(benchmark::State& state, bool runs_here, int64_t (*chains)(int64_t),
-                   int64_t macs_per_round) {
+template <class Chains>  // int64_t(int64_t rounds)
+void int8_dot_peak(benchmark::State& state, bool runs_here, Chains chains, int64_t macs_per_round) {
   if (!runs_here) {
     state.SkipWithError("instruction set not available");
     return;
@@ -198,6 +204,17 @@ void BM_Int8DotPeakVnni(benchmark::State& state) {  // AVX-512 VNNI dpbusd
   int8_dot_peak(state, cpu_features().has_avx512_vnni(), int8_dot_chains_avx512, kDotChainMacsAvx512);
 }
 BENCHMARK(BM_Int8DotPeakVnni)->Unit(benchmark::kMillisecond);
+
+// AMX TDPBSSD, arg: K bytes per instruction (64: the full tile; 32: one activation scale group, the
+// prefill kernel's step).
+void BM_Int8DotPeakAmx(benchmark::State& state) {
+  const int k_bytes = static_cast<int>(state.range(0));
+  int8_dot_peak(
+      state, cpu_features().has_amx_int8(),
+      [k_bytes](int64_t rounds) { return int8_dot_tiles_amx(rounds, k_bytes); },
+      amx_tile_round_macs(k_bytes));
+}
+BENCHMARK(BM_Int8DotPeakAmx)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond);
 
 // The wall-clock probes `tern bench` uses (meaningful on an otherwise idle machine).
 void BM_ProbeReadBandwidth(benchmark::State& state) {

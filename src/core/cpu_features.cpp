@@ -8,6 +8,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace tern {
 namespace {
@@ -17,6 +21,18 @@ uint64_t read_xcr0() {
   uint32_t eax = 0, edx = 0;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+// Linux keeps the 8 KiB AMX tile state off until a process asks for it; without this the first tile
+// instruction raises SIGILL.
+bool request_amx_permission() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr int kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 
 CpuFeatures detect() {
@@ -35,6 +51,9 @@ CpuFeatures detect() {
     f.avx512bw = zmm_enabled && ((ebx >> 30) & 1u);
     f.avx512vl = zmm_enabled && ((ebx >> 31) & 1u);
     f.avx512vnni = zmm_enabled && ((ecx >> 11) & 1u);
+    f.avx512vbmi = zmm_enabled && ((ecx >> 1) & 1u);
+    const bool tiles_enabled = (xcr0 & 0x60000u) == 0x60000u;  // XTILECFG and XTILEDATA
+    f.amx_int8 = tiles_enabled && ((edx >> 24) & 1u) && ((edx >> 25) & 1u) && request_amx_permission();
   }
   if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxvnni = ymm_enabled && ((eax >> 4) & 1u);
   return f;
@@ -57,11 +76,15 @@ CpuFeatures apply_cap(CpuFeatures f) {
   const std::string_view isa(cap);
   if (isa == "scalar") return CpuFeatures{};
   if (isa == "avx2") {
-    f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = false;
+    f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512vbmi = f.amx_int8 = false;
     return f;
   }
-  if (isa == "avx512" || isa == "native") return f;
-  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avx512 or native", isa);
+  if (isa == "avx512") {
+    f.amx_int8 = false;
+    return f;
+  }
+  if (isa == "amx" || isa == "native") return f;
+  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avx512, amx or native", isa);
 }
 
 }  // namespace
@@ -81,6 +104,8 @@ std::string CpuFeatures::describe() const {
   add(avx512vl, "avx512vl");
   add(avx512vnni, "avx512vnni");
   add(avxvnni, "avxvnni");
+  add(avx512vbmi, "avx512vbmi");
+  add(amx_int8, "amx-int8");
   add(neon, "neon");
   return out.empty() ? "scalar" : out;
 }

@@ -14,15 +14,21 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512vnni = false;
   bool avxvnni = false;
+  bool avx512vbmi = false;
+  bool amx_int8 = false;  // AMX-TILE + AMX-INT8, enabled by the OS and granted to this process
   bool neon = false;
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }
+  // The AMX kernels also use AVX-512 VBMI for their layout shuffles (every AMX CPU has it).
+  bool has_amx_int8() const { return amx_int8 && avx512vbmi && has_avx512_vnni(); }
   std::string describe() const;
 };
 
 // Detected once (thread-safe static); TERN_ISA=scalar|avx2|avx512 caps what is reported, so every
-// path can be exercised on one machine.
+// path can be exercised on one machine (avx512 turns AMX off; amx or native leaves all on). On Linux the
+// first call also asks the kernel for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM); AMX counts as
+// present only when that is granted.
 const CpuFeatures& cpu_features();
 
 }  // namespace tern

@@ -98,11 +98,13 @@ std::vector<Pq2RowsKernel> kernels() {
   std::vector<Pq2RowsKernel> out{pq2_rows_scalar};
   if (cpu_features().has_avx2_fma()) out.push_back(pq2_rows_avx2);
   if (cpu_features().has_avx512_vnni()) out.push_back(pq2_rows_avx512);
+  if (cpu_features().has_amx_int8()) out.push_back(pq2_rows_amx);
   return out;
 }
 
 const char* kernel_name(Pq2RowsKernel kernel) {
   if (kernel == pq2_rows_scalar) return "scalar";
+  if (kernel == pq2_rows_amx) return "amx";
   return kernel == pq2_rows_avx2 ? "avx2" : "avx512";
 }
 

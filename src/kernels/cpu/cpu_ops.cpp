@@ -45,7 +45,7 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, in
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
   const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, n_tokens, cpu_pool);
-  cpu::pq2_matmul_shared({pq2, count}, acts, cpu_pool, cpu::pq2_rows_kernel());
+  cpu::pq2_matmul_shared({pq2, count}, acts, cpu_pool, cpu::pq2_rows_kernel(acts.n_tokens));
 }
 
 void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {

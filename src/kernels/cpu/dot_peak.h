@@ -18,4 +18,13 @@ inline constexpr int64_t kDotChainMacsAvx512 = 8 * 64;
 // The same with AVX-512 VNNI dpbusd (u8 x s8 summed straight into int32). Needs AVX-512 VNNI.
 int64_t int8_dot_chains_avx512(int64_t iterations);
 
+// Multiply-accumulates performed by one iteration of int8_dot_tiles_amx: 4 TDPBSSD of 16 x 16 x K.
+inline constexpr int64_t amx_tile_round_macs(int k_bytes) {
+  return 4 * 16 * 16 * int64_t{k_bytes};
+}
+
+// Runs `iterations` rounds of four independent AMX TDPBSSD (s8 x s8 into int32 tiles, 16 x 16 outputs,
+// K = k_bytes: 32 or 64) and returns a value derived from the result. Needs has_amx_int8().
+int64_t int8_dot_tiles_amx(int64_t iterations, int k_bytes);
+
 }  // namespace tern::kernels::cpu

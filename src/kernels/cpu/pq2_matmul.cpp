@@ -58,15 +58,16 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
   }
 }
 
-Pq2RowsKernel pq2_rows_kernel() {
+Pq2RowsKernel pq2_rows_kernel(int64_t n_tokens) {
   const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_amx_int8() && n_tokens >= kAmxMinTokens) return pq2_rows_amx;
   if (cpu.has_avx512_vnni()) return pq2_rows_avx512;
   if (cpu.has_avx2_fma()) return pq2_rows_avx2;
   return pq2_rows_scalar;
 }
 
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool) {
-  pq2_matmul(y, w, a, pool, pq2_rows_kernel());
+  pq2_matmul(y, w, a, pool, pq2_rows_kernel(a.n_tokens));
 }
 
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool,

@@ -3,6 +3,13 @@
 //   dot(w, x) ≈ d_w · step · (Σ code·(256·hi + lo) − Σ (256·hi + lo)),
 // which is exact in the integers for every code 0..3 (code 3 decodes as +2·d_w, model-spec §3.2), so no
 // scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
+//
+// Group order (pq2_rows_avx512 and pq2_rows_amx): per row, token and block, with D_g the exact integer
+// dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
+//   acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
+// over the blocks in order from acc = 0. The two kernels round identically, so a token's outputs do not
+// depend on how many tokens share the matmul (which picks the kernel): batched decode and prefix reuse
+// stay bit-exact.
 #pragma once
 
 #include <cstddef>
@@ -40,8 +47,16 @@ void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const Quantiz
 void pq2_rows_avx512(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
                      int64_t row_begin, int64_t row_end);
 
-// The fastest kernel this CPU runs (after the TERN_ISA cap).
-Pq2RowsKernel pq2_rows_kernel();
+// Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
+// 16-token tile costs the same however few of its tokens are real.
+void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
+                  int64_t row_end);
+
+// From this many tokens the AMX kernel beats AVX-512 VNNI.
+inline constexpr int64_t kAmxMinTokens = 8;
+
+// The fastest kernel this CPU runs (after the TERN_ISA cap) for a matmul over n_tokens tokens.
+Pq2RowsKernel pq2_rows_kernel(int64_t n_tokens);
 
 // y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
 // the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or

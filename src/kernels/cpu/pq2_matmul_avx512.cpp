@@ -1,10 +1,14 @@
 // AVX-512 VNNI PQ2_0 × two-digit int8 kernel. Per 128-weight block and row: the 32 qs bytes broadcast to
 // both halves of a zmm and shifted per half, giving two code vectors [c0|c1] and [c2|c3]. Per token: one
 // int32 chain from −Σ hi through two dpbusd on the hi plane (u8 code × s8 digit summed into int32
-// directly), a shift by 8, two dpbusd on the lo plane and − Σ lo; one convert and one FMA with d_w times
-// the sixteen lane steps.
+// directly), a shift by 8, two dpbusd on the lo plane and − Σ lo, giving sixteen exact lane dots.
+//
+// The lane dots of four rows (one "quad") are then summed into the exact dot of each 32-value scale group
+// and scaled in the order the AMX kernel uses (pq2_matmul.h, "group order"), one 128-bit lane per row, so
+// that a token's outputs are bit-identical whichever of the two kernels a matmul dispatches to.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/pq2_tile.h"
@@ -13,48 +17,152 @@ namespace tern::kernels::cpu {
 
 namespace {
 
-struct Avx512Vnni {
-  struct Codes {
-    __m512i c01, c23;
-    __m512 d_w;
-  };
-  using Acc = __m512;
+constexpr int kQuad = 4;  // rows combined per vector: one 128-bit lane (four scale groups) each
+constexpr int kPrefillTokens = 4;
 
-  static Acc zero() { return _mm512_setzero_ps(); }
-
-  static Codes unpack(const uint8_t* block) {
-    const __m512i low2 = _mm512_set1_epi8(3);
-    const __m512i qs =
-        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2)));
-    uint16_t bits;
-    std::memcpy(&bits, block, sizeof bits);
-    return Codes{_mm512_and_si512(_mm512_srlv_epi64(qs, _mm512_set_epi64(2, 2, 2, 2, 0, 0, 0, 0)), low2),
-                 _mm512_and_si512(_mm512_srlv_epi64(qs, _mm512_set_epi64(6, 6, 6, 6, 4, 4, 4, 4)), low2),
-                 _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(bits)))};
-  }
-
-  // Σ (code − 1)·(256·hi + lo) per lane, as one chain: start from −Σ hi, add the hi products, shift
-  // by 8, add the lo products, subtract Σ lo.
-  static Acc step(Acc acc, const Codes& codes, const QuantizedActs& a, int64_t token, int64_t b) {
-    const __m512i* q = reinterpret_cast<const __m512i*>(a.token_q(token) + b * kActBlockBytes);
-    const __m512i* sums = reinterpret_cast<const __m512i*>(a.token_zmm_sums(token) + b * kZmmSums);
-    __m512i dot = _mm512_dpbusd_epi32(_mm512_load_si512(sums), codes.c01, _mm512_load_si512(q));
-    dot = _mm512_slli_epi32(_mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 1)), 8);
-    dot = _mm512_dpbusd_epi32(dot, codes.c01, _mm512_load_si512(q + 2));
-    dot = _mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 3));
-    dot = _mm512_sub_epi32(dot, _mm512_load_si512(sums + 1));
-    const __m512 scale = _mm512_mul_ps(codes.d_w, _mm512_load_ps(a.token_zmm_scales(token) + b * kZmmLanes));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
-  }
-
-  static float sum(Acc v) { return _mm512_reduce_add_ps(v); }
+struct Codes {
+  __m512i c01, c23;
 };
+
+Codes unpack(const uint8_t* block) {
+  const __m512i low2 = _mm512_set1_epi8(3);
+  const __m512i qs = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2)));
+  return Codes{_mm512_and_si512(_mm512_srlv_epi64(qs, _mm512_set_epi64(2, 2, 2, 2, 0, 0, 0, 0)), low2),
+               _mm512_and_si512(_mm512_srlv_epi64(qs, _mm512_set_epi64(6, 6, 6, 6, 4, 4, 4, 4)), low2)};
+}
+
+// Σ (code − 1)·(256·hi + lo) per zmm lane (act_quant.h), as one chain: start from −Σ hi, add the hi
+// products, shift by 8, add the lo products, subtract Σ lo.
+__m512i lane_dots(const Codes& codes, const int8_t* q_block, const int32_t* sums) {
+  const __m512i* q = reinterpret_cast<const __m512i*>(q_block);
+  const __m512i* s = reinterpret_cast<const __m512i*>(sums);
+  __m512i dot = _mm512_dpbusd_epi32(_mm512_load_si512(s), codes.c01, _mm512_load_si512(q));
+  dot = _mm512_slli_epi32(_mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 1)), 8);
+  dot = _mm512_dpbusd_epi32(dot, codes.c01, _mm512_load_si512(q + 2));
+  dot = _mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 3));
+  return _mm512_sub_epi32(dot, _mm512_load_si512(s + 1));
+}
+
+// The permutations that sum four rows' lane dots into lane 4r + g = the dot of row r's group g (group g
+// is zmm lanes 2g, 2g + 1, 2g + 8, 2g + 9).
+struct QuadPerms {
+  __m512i low_halves, high_halves;  // [row a lanes 0..7 | row b lanes 0..7], and lanes 8..15
+  __m512i even, odd;                // lane 4p + g from lane 2g (or 2g + 1) of row p's 8-lane half
+  __m512i step_of_group;            // lane 4p + g from zmm scale lane 2g
+  __m256i row_of_lane;              // 16-bit lane 4p + g from lane p
+
+  QuadPerms() {
+    alignas(64) int32_t lo[16], hi[16], ev[16], od[16], st[16];
+    alignas(32) int16_t row[16];
+    for (int l = 0; l < 16; ++l) {
+      lo[l] = l < 8 ? l : 16 + (l - 8);
+      hi[l] = lo[l] + 8;
+      const int p = l / 4, g = l % 4;
+      ev[l] = (p / 2) * 16 + (p % 2) * 8 + 2 * g;
+      od[l] = ev[l] + 1;
+      st[l] = 2 * g;
+      row[l] = static_cast<int16_t>(p);
+    }
+    low_halves = _mm512_load_si512(lo);
+    high_halves = _mm512_load_si512(hi);
+    even = _mm512_load_si512(ev);
+    odd = _mm512_load_si512(od);
+    step_of_group = _mm512_load_si512(st);
+    row_of_lane = _mm256_load_si256(reinterpret_cast<const __m256i*>(row));
+  }
+};
+
+__m512i group_dots(const QuadPerms& perms, const __m512i dots[kQuad]) {
+  const __m512i rows01 = _mm512_add_epi32(_mm512_permutex2var_epi32(dots[0], perms.low_halves, dots[1]),
+                                          _mm512_permutex2var_epi32(dots[0], perms.high_halves, dots[1]));
+  const __m512i rows23 = _mm512_add_epi32(_mm512_permutex2var_epi32(dots[2], perms.low_halves, dots[3]),
+                                          _mm512_permutex2var_epi32(dots[2], perms.high_halves, dots[3]));
+  return _mm512_add_epi32(_mm512_permutex2var_epi32(rows01, perms.even, rows23),
+                          _mm512_permutex2var_epi32(rows01, perms.odd, rows23));
+}
+
+// acc + d_w · ((P0 + P1) + (P2 + P3)) per 128-bit lane, P_g = group dot g × its step: lane 4r of the
+// result holds row r's running sum.
+__m512 scale_groups(__m512 acc, __m512i groups, __m512 steps, __m512 d_w) {
+  const __m512 p = _mm512_mul_ps(_mm512_cvtepi32_ps(groups), steps);
+  const __m512 pairs = _mm512_add_ps(p, _mm512_permute_ps(p, 0xB1));
+  const __m512 block = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, 0x4E));
+  return _mm512_fmadd_ps(block, d_w, acc);
+}
+
+// Rows [row, row + valid) (valid ≤ 4; a short quad repeats its last row) × tokens [token, token + T).
+template <int T>
+void quad_tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, const QuadPerms& perms,
+               int64_t row, int valid, int64_t token) {
+  const int64_t blocks = a.blocks();
+  const uint8_t* rows[kQuad];
+  for (int r = 0; r < kQuad; ++r)
+    rows[r] = w.data + static_cast<size_t>(row + std::min(r, valid - 1)) * w.row_bytes;
+  __m512 acc[T];
+  for (__m512& v : acc) v = _mm512_setzero_ps();
+  // As pq2_tile.h: in decode the next quad's span is fetched at the same pace.
+  const uint8_t* next = w.data + static_cast<size_t>(row + kQuad) * w.row_bytes;
+  constexpr int64_t kSpanStep = kQuad * static_cast<int64_t>(kPq2BlockBytes);
+  const bool prefetch = T == 1 && row + 2 * kQuad <= w.rows;
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (prefetch) {
+      for (int64_t line = 0; line < kSpanStep; line += 64)
+        __builtin_prefetch(next + b * kSpanStep + line, 0, 3);
+    }
+    Codes codes[kQuad];
+    alignas(8) uint16_t d_bits[kQuad];
+    for (int r = 0; r < kQuad; ++r) {
+      const uint8_t* block = rows[r] + b * static_cast<int64_t>(kPq2BlockBytes);
+      codes[r] = unpack(block);
+      std::memcpy(&d_bits[r], block, sizeof(uint16_t));
+    }
+    // Lanes 4r..4r+3: row r's scale.
+    const __m128i bits = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(d_bits));
+    const __m512 d_w =
+        _mm512_cvtph_ps(_mm256_permutexvar_epi16(perms.row_of_lane, _mm256_zextsi128_si256(bits)));
+    for (int t = 0; t < T; ++t) {
+      const int8_t* q = a.token_q(token + t) + b * kActBlockBytes;
+      const int32_t* sums = a.token_zmm_sums(token + t) + b * kZmmSums;
+      __m512i dots[kQuad];
+      for (int r = 0; r < kQuad; ++r) dots[r] = lane_dots(codes[r], q, sums);
+      const __m512 steps = _mm512_permutexvar_ps(
+          perms.step_of_group, _mm512_load_ps(a.token_zmm_scales(token + t) + b * kZmmLanes));
+      acc[t] = scale_groups(acc[t], group_dots(perms, dots), steps, d_w);
+    }
+  }
+  for (int t = 0; t < T; ++t) {
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, acc[t]);
+    for (int r = 0; r < valid; ++r) y[(token + t) * y_stride + row + r] = lanes[4 * r];
+  }
+}
+
+void sweep(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, const QuadPerms& perms,
+           int64_t row_begin, int64_t row_end, int64_t token_begin, int64_t token_end) {
+  for (int64_t row = row_begin; row < row_end; row += kQuad) {
+    const int valid = static_cast<int>(std::min<int64_t>(kQuad, row_end - row));
+    int64_t t = token_begin;
+    for (; t + kPrefillTokens <= token_end; t += kPrefillTokens)
+      quad_tile<kPrefillTokens>(y, y_stride, w, a, perms, row, valid, t);
+    for (; t < token_end; ++t) quad_tile<1>(y, y_stride, w, a, perms, row, valid, t);
+  }
+}
 
 }  // namespace
 
 void pq2_rows_avx512(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
                      int64_t row_begin, int64_t row_end) {
-  tiling::rows<Avx512Vnni, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
+  static const QuadPerms perms;
+  if (a.n_tokens == 1) {
+    sweep(y, y_stride, w, a, perms, row_begin, row_end, 0, 1);
+    return;
+  }
+  // Tokens in chunks whose activations stay in L2 while the chunk sweeps the rows.
+  const int64_t per_token = a.blocks() * kActBlockBytes;
+  const int64_t chunk =
+      std::max<int64_t>(kPrefillTokens, tiling::kActChunkBytes / per_token / kPrefillTokens * kPrefillTokens);
+  for (int64_t t = 0; t < a.n_tokens; t += chunk)
+    sweep(y, y_stride, w, a, perms, row_begin, row_end, t, std::min(a.n_tokens, t + chunk));
 }
 
 }  // namespace tern::kernels::cpu

@@ -1,0 +1,143 @@
+// The AMX-INT8 PQ2_0 kernel against the scalar kernel (the same exact integers per row, token and scale
+// group; they differ only by fp32 rounding of the scaled partial sums) and against the AVX-512 VNNI kernel,
+// which sums and rounds in the same group order and so must agree bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/half.h"
+#include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/pq2_matmul.h"
+
+namespace tern::kernels::cpu {
+namespace {
+
+struct RandomMatrix {
+  std::vector<uint8_t> bytes;
+  Pq2Matrix view;
+};
+
+// Random codes 0..3 (3, the +2·d code, included) and scales of both signs.
+RandomMatrix random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> scale(0.005f, 0.05f);
+  RandomMatrix m;
+  const size_t row_bytes = static_cast<size_t>(cols / 128) * kPq2BlockBytes;
+  m.bytes.resize(row_bytes * static_cast<size_t>(rows));
+  for (size_t at = 0; at < m.bytes.size(); at += kPq2BlockBytes) {
+    const uint16_t d = fp32_to_fp16((rng() % 2 ? 1.0f : -1.0f) * scale(rng));
+    std::memcpy(&m.bytes[at], &d, 2);
+    for (size_t i = 2; i < kPq2BlockBytes; ++i) m.bytes[at + i] = static_cast<uint8_t>(rng());
+  }
+  m.view = Pq2Matrix{m.bytes.data(), rows, cols, row_bytes};
+  return m;
+}
+
+std::vector<float> random_acts(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = normal(rng) * (rng() % 61 == 0 ? 8.0f : 1.0f);
+  return x;
+}
+
+// Runs both kernels on rows [row_begin, rows) and compares; rows before row_begin must stay untouched.
+void expect_amx_matches_scalar(int64_t rows, int64_t cols, int64_t tokens, int64_t row_begin, uint32_t seed) {
+  const RandomMatrix w = random_matrix(rows, cols, seed);
+  const std::vector<float> x = random_acts(tokens * cols, seed + 1);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+  std::vector<float> scalar(static_cast<size_t>(rows * tokens), -7.0f), amx(scalar);
+  pq2_rows_scalar(scalar.data(), rows, w.view, acts, row_begin, rows);
+  pq2_rows_amx(amx.data(), rows, w.view, acts, row_begin, rows);
+  // Both round at most K/32 + K/128 fp32 additions of terms bounded by |code − 1|·|d|·|x|, twice over.
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const size_t at = static_cast<size_t>(t * rows + r);
+      if (r < row_begin) {
+        EXPECT_EQ(amx[at], -7.0f) << "row " << r << " outside the range was written";
+        continue;
+      }
+      double magnitude = 0.0;
+      const uint8_t* row = w.bytes.data() + static_cast<size_t>(r) * w.view.row_bytes;
+      for (int64_t e = 0; e < cols; ++e) {
+        const uint8_t* block = row + static_cast<size_t>(e / 128) * kPq2BlockBytes;
+        uint16_t d;
+        std::memcpy(&d, block, 2);
+        const int code = (block[2 + e % 128 / 4] >> (2 * (e % 4))) & 3;
+        magnitude +=
+            std::fabs(static_cast<double>(code - 1) * fp16_to_fp32(d) * x[static_cast<size_t>(t * cols + e)]);
+      }
+      const double tolerance = 4.0 * static_cast<double>(cols / 32 + 8) * 6e-8 * magnitude + 1e-30;
+      EXPECT_NEAR(amx[at], scalar[at], tolerance)
+          << "rows " << rows << " cols " << cols << " tokens " << tokens << " row " << r << " token " << t;
+    }
+  }
+}
+
+TEST(CpuPq2Amx, MatchesScalarForEveryTokenCountUpTo40) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (int64_t tokens = 1; tokens <= 40; ++tokens)
+    expect_amx_matches_scalar(24, 384, tokens, 0, static_cast<uint32_t>(tokens));
+}
+
+TEST(CpuPq2Amx, MatchesScalarOnPanelAndRangeEdges) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  expect_amx_matches_scalar(16, 128, 17, 0, 1);   // one panel, one block
+  expect_amx_matches_scalar(40, 1280, 33, 8, 2);  // range starting mid-panel, short last panel
+  expect_amx_matches_scalar(64, 5120, 16, 0, 3);  // 27B width, one full token tile
+  expect_amx_matches_scalar(9, 17408, 40, 0, 4);  // more tokens than one activation chunk holds
+}
+
+TEST(CpuPq2Amx, EqualsAvx512BitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (int64_t tokens : {1, 2, 5, 8, 16, 17, 33, 40}) {
+    for (int64_t rows : {13, 40}) {
+      const RandomMatrix w = random_matrix(rows, 640, static_cast<uint32_t>(tokens * rows));
+      const std::vector<float> x = random_acts(tokens * 640, static_cast<uint32_t>(tokens));
+      ActBuffer buffer;
+      const QuantizedActs acts = buffer.quantize(x.data(), 640, tokens);
+      std::vector<float> vnni(static_cast<size_t>(rows * tokens)), amx(vnni.size());
+      pq2_rows_avx512(vnni.data(), rows, w.view, acts, 0, rows);
+      pq2_rows_amx(amx.data(), rows, w.view, acts, 0, rows);
+      EXPECT_EQ(vnni, amx) << "rows " << rows << " tokens " << tokens;
+    }
+  }
+}
+
+// A token's outputs must not depend on the company it is batched with (batched decode, prefix reuse):
+// the kernel dispatched for many tokens gives the one-token kernel's bits.
+TEST(CpuPq2Amx, TokenOutputsDoNotDependOnTheBatch) {
+  const RandomMatrix w = random_matrix(72, 1024, 8);
+  const std::vector<float> x = random_acts(20 * 1024, 9);
+  ActBuffer batch_buffer, one_buffer;
+  const QuantizedActs batch = batch_buffer.quantize(x.data(), 1024, 20);
+  std::vector<float> batched(20 * 72), alone(72);
+  pq2_matmul(batched.data(), w.view, batch, nullptr);
+  for (int64_t t : {0, 7, 19}) {
+    const QuantizedActs one = one_buffer.quantize(x.data() + t * 1024, 1024, 1);
+    pq2_matmul(alone.data(), w.view, one, nullptr);
+    EXPECT_EQ(alone, std::vector<float>(batched.begin() + t * 72, batched.begin() + (t + 1) * 72))
+        << "token " << t;
+  }
+}
+
+TEST(CpuPq2Amx, NonFiniteActivationReachesTheOutput) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  const RandomMatrix w = random_matrix(16, 256, 5);
+  std::vector<float> x = random_acts(5 * 256, 6);
+  x[3 * 256 + 200] = NAN;
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), 256, 5);
+  std::vector<float> y(5 * 16);
+  pq2_rows_amx(y.data(), 16, w.view, acts, 0, 16);
+  for (int64_t t = 0; t < 5; ++t)
+    for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 3);
+}
+
+}  // namespace
+}  // namespace tern::kernels::cpu
