@@ -160,14 +160,22 @@ def test_cancel_by_disconnect_and_by_delete(server):
             break
         time.sleep(0.05)
     assert server.metric("tern:num_requests_running") == 0
-    with httpx.stream("POST", server.url + "/v1/chat/completions", timeout=60,
-                      json={"model": MODEL, "messages": HELLO, "max_tokens": 500, "stream": True}) as r:
-        lines = r.iter_lines()
-        first = json.loads(next(l for l in lines if l.startswith("data: "))[6:])
-        assert httpx.delete(server.url + f"/v1/requests/{first['id']}").status_code == 200
-        rest = [l for l in lines if l.startswith("data: ")]
-    assert rest[-1] == "data: [DONE]"
-    last = json.loads(rest[-2][6:])
+    # The tiny model may sample an end token and finish before the DELETE lands (404, a reply that ended
+    # by itself); such a request proves nothing about cancelling, so ask again.
+    for attempt in range(5):
+        with httpx.stream("POST", server.url + "/v1/chat/completions", timeout=60,
+                          json={"model": MODEL, "messages": HELLO, "max_tokens": 500, "stream": True}) as r:
+            lines = r.iter_lines()
+            first = json.loads(next(l for l in lines if l.startswith("data: "))[6:])
+            deleted = httpx.delete(server.url + f"/v1/requests/{first['id']}").status_code
+            rest = [l for l in lines if l.startswith("data: ")]
+        assert rest[-1] == "data: [DONE]"
+        last = json.loads(rest[-2][6:])
+        if deleted == 404:
+            assert last["choices"][0]["finish_reason"] in ("stop", "length")
+            continue
+        assert deleted == 200
+        break
     assert last["choices"][0]["finish_reason"] == "abort"
     assert httpx.delete(server.url + f"/v1/requests/{first['id']}").status_code == 404
     assert server.metric("tern:request_success_total") >= before + 2
