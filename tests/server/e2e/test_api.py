@@ -153,7 +153,7 @@ def test_cancel_by_disconnect_and_by_delete(server):
                       json={"model": MODEL, "messages": HELLO, "max_tokens": 500, "stream": True}) as r:
         lines = r.iter_lines()
         for _ in range(6):
-            next(lines)
+            next(lines, None)  # a reply that ends sooner is freed all the same
     # The server notices at its next write and frees the sequence.
     for _ in range(100):
         if server.metric("tern:num_requests_running") == 0:
