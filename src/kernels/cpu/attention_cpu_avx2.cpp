@@ -162,20 +162,7 @@ template <KvPrecision P>
 struct Avx2Block {
   static void scores(const float* q, int64_t n, const KvHeadRows& rows, int64_t t0, int64_t count,
                      AttentionBlock& out) {
-    switch (n) {
-      case 1:
-        return scores_n<P, 1>(q, rows, t0, count, out);
-      case 2:
-        return scores_n<P, 2>(q, rows, t0, count, out);
-      case 3:
-        return scores_n<P, 3>(q, rows, t0, count, out);
-      case 4:
-        return scores_n<P, 4>(q, rows, t0, count, out);
-      case 5:
-        return scores_n<P, 5>(q, rows, t0, count, out);
-      default:
-        return scores_n<P, 6>(q, rows, t0, count, out);
-    }
+    with_group_size(n, [&](auto group) { scores_n<P, group.value>(q, rows, t0, count, out); });
   }
 
   static float scaled_max(float* x, int64_t count, float scale) {
@@ -201,20 +188,7 @@ struct Avx2Block {
 
   static void add(float* acc, const AttentionBlock& w, int64_t n, const KvHeadRows& rows, int64_t t0,
                   int64_t count) {
-    switch (n) {
-      case 1:
-        return add_n<P, 1>(acc, w, rows, t0, count);
-      case 2:
-        return add_n<P, 2>(acc, w, rows, t0, count);
-      case 3:
-        return add_n<P, 3>(acc, w, rows, t0, count);
-      case 4:
-        return add_n<P, 4>(acc, w, rows, t0, count);
-      case 5:
-        return add_n<P, 5>(acc, w, rows, t0, count);
-      default:
-        return add_n<P, 6>(acc, w, rows, t0, count);
-    }
+    with_group_size(n, [&](auto group) { add_n<P, group.value>(acc, w, rows, t0, count); });
   }
 
   static void scale(float* acc, float factor, int64_t hd) {

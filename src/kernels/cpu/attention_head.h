@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/ref/attention.h"
@@ -21,6 +22,26 @@ inline constexpr int64_t kAttentionKeyBlock = 16;
 // Query heads scored against one loaded key (and added from one loaded value) together: the GQA heads
 // that share a KV head read each KV row once instead of once per head.
 inline constexpr int64_t kAttentionMaxGroup = 6;
+
+// Calls f(std::integral_constant<int, N>{}) with N = n (n ≥ kAttentionMaxGroup gives the largest), so a
+// block policy instantiates its per-group-size kernels from one switch.
+template <class F>
+void with_group_size(int64_t n, F&& f) {
+  switch (n) {
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 5:
+      return f(std::integral_constant<int, 5>{});
+    default:
+      return f(std::integral_constant<int, kAttentionMaxGroup>{});
+  }
+}
 
 // The vector exponential of the SIMD policies, for arguments in [kMin, 0]: e^x = 2^n · e^r with n =
 // round(x · log2 e) and r = x − n · ln 2 (ln 2 split in two so n · ln2_hi is exact), |r| ≤ ln 2 / 2, e^r by
