@@ -59,7 +59,8 @@ std::vector<float> gaussian(int64_t n) {
 
 const char* kernel_name(Pq2RowsKernel kernel) {
   if (kernel == pq2_rows_amx) return "amx";
-  if (kernel == pq2_rows_avx512) return "avx512";
+  if (kernel == pq2_rows_avx512_lanes) return "avx512 lanes";
+  if (kernel == pq2_rows_avx512_groups) return "avx512 groups";
   return kernel == pq2_rows_avx2 ? "avx2" : "scalar";
 }
 
@@ -76,10 +77,12 @@ void BM_Pq2Matmul(benchmark::State& state) {
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), k, tokens);
   std::vector<float> y(static_cast<size_t>(n * tokens));
+  // One token: a decode step; more: a prompt chunk.
+  const Pq2RowsKernel kernel = tokens == 1 ? pq2_decode_kernel() : pq2_prompt_kernel(tokens);
   size_t copy = 0;
   for (auto _ : state) {
     const Pq2Matrix w{arena + copy * matrix_bytes, n, k, row_bytes};
-    pq2_matmul(y.data(), w, acts, &pool);
+    pq2_matmul(y.data(), w, acts, &pool, kernel);
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % copies;
   }
@@ -88,7 +91,7 @@ void BM_Pq2Matmul(benchmark::State& state) {
                                             benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k * tokens) / 1e9,
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-  state.SetLabel(kernel_name(pq2_rows_kernel(tokens)));
+  state.SetLabel(kernel_name(kernel));
 }
 
 // The 27B matmul shapes (K, N): attention q+gate / k / v, o_proj, GDN qkv / z / out, FFN gate|up / down.
@@ -106,7 +109,10 @@ BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(
 std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
   std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
   if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
-  if (cpu_features().has_avx512_vnni()) out.emplace_back("avx512", pq2_rows_avx512);
+  if (cpu_features().has_avx512_vnni()) {
+    out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
+    out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
+  }
   if (cpu_features().has_amx_int8()) out.emplace_back("amx", pq2_rows_amx);
   return out;
 }

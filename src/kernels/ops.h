@@ -17,14 +17,23 @@ using KvView = ref::KvView;
 using GdnDims = ref::GdnDims;
 using GdnInputs = ref::GdnInputs;
 
+// A matmul's activation rows: `count` tokens, of which the first `decoding` are decode tokens (each the
+// one sampled token of a generating sequence) and the rest prompt tokens. A backend may give the two
+// roles different kernels, but a row's result depends only on its role and its own values, never on the
+// other rows (cpu: kernels/cpu/pq2_matmul.h).
+struct TokenRows {
+  int64_t count = 0;
+  int64_t decoding = 0;
+};
+
 struct Ops {
   const char* name;
   // ref::embedding
   void (*embedding)(float* out, const MatrixView& table, const int32_t* tokens, int64_t n_tokens);
-  // ref::matmul
-  void (*matmul)(float* y, const MatrixView& w, const float* x, int64_t n_tokens);
+  // ref::matmul over rows.count tokens
+  void (*matmul)(float* y, const MatrixView& w, const float* x, TokenRows rows);
   // ref::matmul_shared: several matrices over one activation (q/k/v, qkv/z, gate/up)
-  void (*matmul_shared)(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens);
+  void (*matmul_shared)(std::span<const MatmulTarget> targets, const float* x, TokenRows rows);
   // ref::site_forward / ref::site_inverse
   void (*site_forward)(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs,
                        int64_t block);

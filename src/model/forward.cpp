@@ -19,7 +19,7 @@ size_t sz(int64_t n) {
   return static_cast<size_t>(n);
 }
 
-// What every block needs; `n` is the batch's token count.
+// What every block needs; `n` is the batch's token count, `tokens` the same with their roles.
 struct Pass {
   const Model& model;
   const Config& c;
@@ -27,6 +27,7 @@ struct Pass {
   std::span<runtime::BatchItem> batch;
   Scratch& s;
   int64_t n;
+  kernels::TokenRows tokens;
 
   // T_K on each row of a site (model-spec §4.4); nothing for a dense file.
   void site(float* rows, int64_t width, std::span<const float> signs) const {
@@ -58,7 +59,7 @@ void full_attention(const Pass& p, const LayerWeights& layer, float* out) {
   std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for q, k, v
   const kernels::MatmulTarget qkv[] = {{s.qg.data(), w.q}, {s.k.data(), w.k}, {s.v.data(), w.v}};
-  p.ops.matmul_shared(std::span(qkv), s.rotated.data(), p.n);
+  p.ops.matmul_shared(std::span(qkv), s.rotated.data(), p.tokens);
 
   for (int64_t r = 0; r < p.n; ++r) {
     for (int64_t h = 0; h < c.n_head; ++h) {  // per head: hd query rows, then hd gate rows
@@ -94,7 +95,7 @@ void full_attention(const Pass& p, const LayerWeights& layer, float* out) {
 
   for (int64_t i = 0; i < p.n * q_width; ++i) s.o[sz(i)] *= sigmoid(s.gate[sz(i)]);  // sigmoid output gate
   p.site(s.o.data(), q_width, p.model.sites().attention_output);
-  p.ops.matmul(out, w.output, s.o.data(), p.n);
+  p.ops.matmul(out, w.output, s.o.data(), p.tokens);
 }
 
 // Row r of `rows` (width `width`, head block starting at `offset`) from tiled to grouped head order.
@@ -120,9 +121,9 @@ void gated_delta_net(const Pass& p, const LayerWeights& layer, float* out) {
   std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for qkv and z
   const kernels::MatmulTarget qkv_z[] = {{s.mixed.data(), w.qkv}, {s.z.data(), w.gate}};
-  p.ops.matmul_shared(std::span(qkv_z), s.rotated.data(), p.n);
+  p.ops.matmul_shared(std::span(qkv_z), s.rotated.data(), p.tokens);
   const kernels::MatmulTarget decay[] = {{s.alpha.data(), w.alpha}, {s.beta.data(), w.beta}};
-  p.ops.matmul_shared(std::span(decay), s.u.data(), p.n);  // un-rotated input (§9.5)
+  p.ops.matmul_shared(std::span(decay), s.u.data(), p.tokens);  // un-rotated input (§9.5)
 
   // The four tiled projections' outputs into grouped order (weights.h).
   for (int64_t r = 0; r < p.n; ++r) {
@@ -186,7 +187,7 @@ void gated_delta_net(const Pass& p, const LayerWeights& layer, float* out) {
     }
   }
   p.site(s.y.data(), inner, p.model.sites().gdn_output);
-  p.ops.matmul(out, w.out, s.y.data(), p.n);
+  p.ops.matmul(out, w.out, s.y.data(), p.tokens);
 }
 
 // §5.5: u (normed) → out.
@@ -197,10 +198,10 @@ void mlp(const Pass& p, const LayerWeights& layer, float* out) {
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for gate and up
   const kernels::MatmulTarget gate_up[] = {{s.ffn_gate.data(), layer.ffn_gate},
                                            {s.ffn_up.data(), layer.ffn_up}};
-  p.ops.matmul_shared(std::span(gate_up), s.rotated.data(), p.n);
+  p.ops.matmul_shared(std::span(gate_up), s.rotated.data(), p.tokens);
   for (int64_t i = 0; i < p.n * c.d_ff; ++i) s.ffn_gate[sz(i)] = silu(s.ffn_gate[sz(i)]) * s.ffn_up[sz(i)];
   p.site(s.ffn_gate.data(), c.d_ff, p.model.sites().ffn_inner);
-  p.ops.matmul(out, layer.ffn_down, s.ffn_gate.data(), p.n);
+  p.ops.matmul(out, layer.ffn_down, s.ffn_gate.data(), p.tokens);
 }
 
 void add(float* x, const float* y, int64_t count) {
@@ -248,9 +249,15 @@ void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::Bat
   const Config& c = model.config();
   const Weights& w = model.weights();
   const float eps = static_cast<float>(c.rms_eps);
-  int64_t n = 0;
-  for (const runtime::BatchItem& item : batch) n += static_cast<int64_t>(item.tokens.size());
-  const Pass p{model, c, ops, batch, s, n};
+  int64_t n = 0, decoding = 0, decoding_logit_rows = 0;
+  for (const runtime::BatchItem& item : batch) {
+    n += static_cast<int64_t>(item.tokens.size());
+    if (item.decoding) {  // Engine::validate: decode items come first
+      decoding = n;
+      decoding_logit_rows += item.logit_rows();
+    }
+  }
+  const Pass p{model, c, ops, batch, s, n, {n, decoding}};
   const int64_t d = c.d_model;
 
   // §5.1: gather, then T_d⁻¹ for a folded table.
@@ -292,7 +299,7 @@ void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::Bat
   });
   if (model.sites().enabled)
     ops.site_forward(s.hidden.data(), out_rows, d, model.sites().model_width, model.sites().block);
-  ops.matmul(s.logits.data(), w.output, s.hidden.data(), out_rows);
+  ops.matmul(s.logits.data(), w.output, s.hidden.data(), {out_rows, decoding_logit_rows});
 
   for (runtime::BatchItem& item : batch) item.state->advance(static_cast<int64_t>(item.tokens.size()));
 }

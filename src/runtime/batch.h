@@ -19,6 +19,10 @@ struct BatchItem {
   SequenceState* state = nullptr;   // advanced by tokens.size() on success
   std::span<const int32_t> tokens;  // at least one token
   LogitsWanted want = LogitsWanted::kLast;
+  // A decode step: the tokens were sampled, not given in a prompt. Decode items come before every
+  // prompt item of a batch; the two roles may take different kernels (kernels/ops.h TokenRows), and only
+  // prompt tokens are ever cached as prefixes.
+  bool decoding = false;
   // Out: [rows][vocab], rows = 0, 1 or tokens.size() by `want`. Points into the engine's scratch and
   // stays valid until its next step.
   std::span<const float> logits{};

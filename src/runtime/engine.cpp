@@ -79,6 +79,9 @@ void Engine::validate(std::span<const BatchItem> batch) const {
         fail(ErrorKind::kInput, "batch items {} and {} share one sequence", j, i);
     }
     if (item.tokens.empty()) fail(ErrorKind::kInput, "batch item {}: no tokens", i);
+    if (item.decoding && i > 0 && !batch[i - 1].decoding)
+      fail(ErrorKind::kInput, "batch item {}: a decode item after a prompt item (decode items come first)",
+           i);
     for (size_t t = 0; t < item.tokens.size(); ++t) {
       if (!model_.accepts_token(item.tokens[t])) {
         fail(ErrorKind::kInput,

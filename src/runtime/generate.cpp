@@ -50,7 +50,7 @@ GenerateStats generate(Engine& engine, SequenceState& state, std::span<const int
       break;
     }
     const int32_t input = token.token;
-    BatchItem item{&state, {&input, 1}, LogitsWanted::kLast};
+    BatchItem item{&state, {&input, 1}, LogitsWanted::kLast, true};
     engine.step({&item, 1});
     std::copy(item.logits.begin(), item.logits.end(), logits.begin());
     token = generation.next(logits);

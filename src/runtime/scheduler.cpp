@@ -307,7 +307,8 @@ void Scheduler::step_once() {
   int64_t budget = options_.max_batch_tokens;
   for (auto& seq : running_) {
     if (seq->done || !seq->decoding) continue;
-    batch.push_back({&slots_[static_cast<size_t>(seq->slot)], {&seq->next_token, 1}, LogitsWanted::kLast});
+    batch.push_back(
+        {&slots_[static_cast<size_t>(seq->slot)], {&seq->next_token, 1}, LogitsWanted::kLast, true});
     owners.push_back(seq.get());
     ends.push_back(0);
     --budget;

@@ -102,7 +102,7 @@ double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptio
     feed(engine, seq, tokens);
   } else {
     for (const int32_t& token : tokens) {
-      runtime::BatchItem item{&seq, {&token, 1}, runtime::LogitsWanted::kLast};
+      runtime::BatchItem item{&seq, {&token, 1}, runtime::LogitsWanted::kLast, true};
       engine.step({&item, 1});
     }
   }

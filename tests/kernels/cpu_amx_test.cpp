@@ -93,7 +93,7 @@ TEST(CpuPq2Amx, MatchesScalarOnPanelAndRangeEdges) {
   expect_amx_matches_scalar(9, 17408, 40, 0, 4);  // more tokens than one activation chunk holds
 }
 
-TEST(CpuPq2Amx, EqualsAvx512BitForBit) {
+TEST(CpuPq2Amx, EqualsAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
   for (int64_t tokens : {1, 2, 5, 8, 16, 17, 33, 40}) {
     for (int64_t rows : {13, 40}) {
@@ -102,16 +102,16 @@ TEST(CpuPq2Amx, EqualsAvx512BitForBit) {
       ActBuffer buffer;
       const QuantizedActs acts = buffer.quantize(x.data(), 640, tokens);
       std::vector<float> vnni(static_cast<size_t>(rows * tokens)), amx(vnni.size());
-      pq2_rows_avx512(vnni.data(), rows, w.view, acts, 0, rows);
+      pq2_rows_avx512_groups(vnni.data(), rows, w.view, acts, 0, rows);
       pq2_rows_amx(amx.data(), rows, w.view, acts, 0, rows);
       EXPECT_EQ(vnni, amx) << "rows " << rows << " tokens " << tokens;
     }
   }
 }
 
-// A token's outputs must not depend on the company it is batched with (batched decode, prefix reuse):
-// the kernel dispatched for many tokens gives the one-token kernel's bits.
-TEST(CpuPq2Amx, TokenOutputsDoNotDependOnTheBatch) {
+// A prompt token's outputs must not depend on the size of its chunk (prefix reuse, chunks cut by load):
+// the prompt kernel for many tokens gives the prompt kernel's bits for one.
+TEST(CpuPq2Amx, PromptTokenOutputsDoNotDependOnTheChunk) {
   const RandomMatrix w = random_matrix(72, 1024, 8);
   const std::vector<float> x = random_acts(20 * 1024, 9);
   ActBuffer batch_buffer, one_buffer;

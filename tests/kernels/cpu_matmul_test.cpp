@@ -97,7 +97,10 @@ Reference reference(const Weights& w, const std::vector<float>& x, int64_t token
 std::vector<Pq2RowsKernel> kernels() {
   std::vector<Pq2RowsKernel> out{pq2_rows_scalar};
   if (cpu_features().has_avx2_fma()) out.push_back(pq2_rows_avx2);
-  if (cpu_features().has_avx512_vnni()) out.push_back(pq2_rows_avx512);
+  if (cpu_features().has_avx512_vnni()) {
+    out.push_back(pq2_rows_avx512_lanes);
+    out.push_back(pq2_rows_avx512_groups);
+  }
   if (cpu_features().has_amx_int8()) out.push_back(pq2_rows_amx);
   return out;
 }
@@ -105,7 +108,8 @@ std::vector<Pq2RowsKernel> kernels() {
 const char* kernel_name(Pq2RowsKernel kernel) {
   if (kernel == pq2_rows_scalar) return "scalar";
   if (kernel == pq2_rows_amx) return "amx";
-  return kernel == pq2_rows_avx2 ? "avx2" : "avx512";
+  if (kernel == pq2_rows_avx512_lanes) return "avx512 lanes";
+  return kernel == pq2_rows_avx2 ? "avx2" : "avx512 groups";
 }
 
 // Runs every kernel (single-threaded and on a 2-thread pool) and checks each output against the bound;
@@ -276,6 +280,23 @@ TEST(CpuPq2Matmul, AwkwardShapes) {
 TEST(CpuPq2Matmul, PrefillTokenCounts) {
   for (int64_t tokens : {2, 3, 4, 9, 70}) check_matmul(19, 5120, tokens, static_cast<uint32_t>(tokens));
   check_matmul(10, 17408, 13, 5);  // more tokens than one activation chunk holds
+}
+
+// Decode tokens take the fastest one-token kernel; with AMX every prompt token takes the group order.
+TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx512_vnni()) {
+    EXPECT_EQ(pq2_decode_kernel(), pq2_rows_avx512_lanes);
+  } else {
+    EXPECT_EQ(pq2_decode_kernel(), cpu.has_avx2_fma() ? pq2_rows_avx2 : pq2_rows_scalar);
+  }
+  if (cpu.has_amx_int8()) {
+    EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_avx512_groups);
+    EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens - 1), pq2_rows_avx512_groups);
+    EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens), pq2_rows_amx);
+  } else {
+    EXPECT_EQ(pq2_prompt_kernel(512), pq2_decode_kernel());
+  }
 }
 
 TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {

@@ -34,8 +34,8 @@ TEST(CpuOps, Pq2AndDenseMatmulsTrackTheOracle) {
 
   const MatrixView ternary{quant::TensorType::kPQ2_0, pq2.data(), kCols, kRows, row_bytes};
   std::vector<float> y_cpu(kTokens * kRows), y_ref(kTokens * kRows);
-  cpu.matmul(y_cpu.data(), ternary, x.data(), kTokens);
-  ref.matmul(y_ref.data(), ternary, x.data(), kTokens);
+  cpu.matmul(y_cpu.data(), ternary, x.data(), {kTokens});
+  ref.matmul(y_ref.data(), ternary, x.data(), {kTokens});
   double rms = 0.0, worst = 0.0;
   for (size_t i = 0; i < y_ref.size(); ++i) {
     rms += static_cast<double>(y_ref[i]) * y_ref[i];
@@ -47,9 +47,41 @@ TEST(CpuOps, Pq2AndDenseMatmulsTrackTheOracle) {
 
   const MatrixView f32{quant::TensorType::kF32, reinterpret_cast<const uint8_t*>(dense.data()), kCols, kRows,
                        kCols * sizeof(float)};
-  cpu.matmul(y_cpu.data(), f32, x.data(), kTokens);
-  ref.matmul(y_ref.data(), f32, x.data(), kTokens);
+  cpu.matmul(y_cpu.data(), f32, x.data(), {kTokens});
+  ref.matmul(y_ref.data(), f32, x.data(), {kTokens});
   for (size_t i = 0; i < y_ref.size(); ++i) EXPECT_NEAR(y_cpu[i], y_ref[i], 1e-5 * rms) << i;
+}
+
+// Decode and prompt rows may take different kernels (kernels/cpu/pq2_matmul.h), but a row's result
+// must depend only on its role and its own values: alone or in any mixed batch, bit for bit.
+TEST(CpuOps, Pq2RowDependsOnlyOnItsRoleAndItsValues) {
+  constexpr int64_t kRows = 40, kCols = 1024, kDecode = 3, kPrompt = 9, kTokens = kDecode + kPrompt;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::vector<float> dense(kRows * kCols), x(kTokens * kCols);
+  for (auto& v : dense) v = normal(rng) * 0.02f;
+  for (auto& v : x) v = normal(rng);
+  const size_t row_bytes = kCols / 128 * quant::kPq2Bytes;
+  std::vector<uint8_t> pq2(row_bytes * kRows);
+  for (int64_t r = 0; r < kRows; ++r)
+    quant::quantize_row(quant::TensorType::kPQ2_0, dense.data() + r * kCols, pq2.data() + r * row_bytes,
+                        kCols);
+  const MatrixView w{quant::TensorType::kPQ2_0, pq2.data(), kCols, kRows, row_bytes};
+  ThreadPool pool(2);
+  const Ops& cpu = cpu_ops(pool);
+
+  std::vector<float> mixed(kTokens * kRows), one(kRows), chunk(kPrompt * kRows);
+  cpu.matmul(mixed.data(), w, x.data(), {kTokens, kDecode});
+  const auto row_of = [&](const std::vector<float>& y, int64_t t) {
+    return std::vector<float>(y.begin() + t * kRows, y.begin() + (t + 1) * kRows);
+  };
+  for (int64_t t = 0; t < kTokens; ++t) {
+    const bool decoding = t < kDecode;
+    cpu.matmul(one.data(), w, x.data() + t * kCols, {1, decoding ? 1 : 0});
+    EXPECT_EQ(one, row_of(mixed, t)) << (decoding ? "decode" : "prompt") << " token " << t;
+  }
+  cpu.matmul(chunk.data(), w, x.data() + kDecode * kCols, {kPrompt, 0});
+  for (int64_t t = 0; t < kPrompt; ++t) EXPECT_EQ(row_of(chunk, t), row_of(mixed, kDecode + t)) << t;
 }
 
 }  // namespace

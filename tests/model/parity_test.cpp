@@ -120,7 +120,7 @@ TEST(Parity, MatchesTransformersFp32) {
     for (size_t i = 0; i < greedy.size(); ++i) {
       generated.push_back(next);
       if (i + 1 == greedy.size()) break;
-      runtime::BatchItem step{&seq, {&generated.back(), 1}, runtime::LogitsWanted::kLast};
+      runtime::BatchItem step{&seq, {&generated.back(), 1}, runtime::LogitsWanted::kLast, true};
       engine.step({&step, 1});
       next = masked_argmax(step.logits.data());
     }

@@ -89,6 +89,48 @@ TEST(CpuBackend, Pq2AndPtq1FilesGiveBitIdenticalLogits) {
   EXPECT_EQ(teacher_forced(*pq2, Backend::kCpu, tokens), teacher_forced(*ptq1, Backend::kCpu, tokens));
 }
 
+// Decode tokens may take another kernel than prompt tokens (kernels/cpu/pq2_matmul.h); a decode step's
+// logits must still not depend on what shares its step, and must track the prompt path's.
+TEST(CpuBackend, DecodeStepsAreExactInAnyBatchAndTrackThePrompt) {
+  const auto model = Model::open(testing_support::tiny_pq2_model());
+  const int64_t vocab = model->config().vocab_size;
+  const std::vector<int32_t> tokens = random_tokens(*model, 24, 13);
+  const std::vector<int32_t> other = random_tokens(*model, 24, 14);
+  const std::vector<int32_t> prompt = random_tokens(*model, 96, 15);
+  Engine engine(*model, EngineOptions{.max_batch_tokens = 64, .backend = Backend::kCpu, .threads = 2});
+  const auto decode_walk = [&](bool crowded) {
+    SequenceState seq = engine.new_sequence(24), neighbour = engine.new_sequence(24),
+                  prefilling = engine.new_sequence(96);
+    std::vector<float> logits;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      std::vector<BatchItem> batch{{&seq, std::span(tokens).subspan(i, 1), LogitsWanted::kLast, true}};
+      if (crowded) {
+        batch.push_back({&neighbour, std::span(other).subspan(i, 1), LogitsWanted::kLast, true});
+        batch.push_back({&prefilling, std::span(prompt).subspan(4 * i, 4), LogitsWanted::kLast});
+      }
+      engine.step(batch);
+      logits.insert(logits.end(), batch[0].logits.begin(), batch[0].logits.end());
+    }
+    return logits;
+  };
+  const std::vector<float> alone = decode_walk(false);
+  EXPECT_EQ(alone, decode_walk(true));
+
+  const std::vector<float> prefilled = teacher_forced(*model, Backend::kCpu, tokens);
+  ASSERT_EQ(alone.size(), prefilled.size());
+  double scale = 0.0, worst = 0.0;
+  for (size_t i = 0; i < alone.size(); ++i) {
+    scale = std::max(scale, double(std::abs(prefilled[i])));
+    worst = std::max(worst, double(std::abs(alone[i] - prefilled[i])));
+  }
+  EXPECT_LT(worst, 5e-4 * scale);  // the two kernels differ by rounding only
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    EXPECT_EQ(kernels::ref::argmax(&alone[p * vocab], vocab),
+              kernels::ref::argmax(&prefilled[p * vocab], vocab))
+        << "position " << p;
+  }
+}
+
 TEST(CpuBackend, BackendNamesParse) {
   EXPECT_EQ(parse_backend("ref"), Backend::kRef);
   EXPECT_EQ(parse_backend("cpu"), Backend::kCpu);

@@ -204,6 +204,11 @@ TEST_F(EngineTest, BadTokensAndBatchesAreInputErrors) {
                 {&seq, std::span(ok).first(1), LogitsWanted::kLast}},
                ErrorKind::kInput);
   expect_error({{&seq, ok, LogitsWanted::kLast}}, ErrorKind::kCapacity);  // 9 > max_batch_tokens
+  SequenceState other = engine.new_sequence(16);
+  expect_error({{&other, std::span(ok).first(2), LogitsWanted::kNone},
+                {&seq, std::span(ok).first(1), LogitsWanted::kLast, true}},
+               ErrorKind::kInput);  // a decode item after a prompt item
+  EXPECT_EQ(other.position(), 0);
 }
 
 TEST_F(EngineTest, TinyModelDecodeRate) {

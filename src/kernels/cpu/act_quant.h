@@ -50,6 +50,16 @@ struct QuantizedActs {
   const int32_t* token_ymm_sums(int64_t t) const { return ymm_sums + t * blocks() * kYmmLanes; }
   const float* token_zmm_scales(int64_t t) const { return zmm_scales + t * blocks() * kZmmLanes; }
   const int32_t* token_zmm_sums(int64_t t) const { return zmm_sums + t * blocks() * kZmmSums; }
+  // Tokens [first, first + count) of this view.
+  QuantizedActs slice(int64_t first, int64_t count) const {
+    return {token_q(first),
+            token_ymm_scales(first),
+            token_ymm_sums(first),
+            token_zmm_scales(first),
+            token_zmm_sums(first),
+            k,
+            count};
+  }
 };
 
 // One quantised block's pointers (the per-block slices of a QuantizedActs row).

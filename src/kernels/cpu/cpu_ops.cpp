@@ -15,6 +15,8 @@ namespace {
 
 thread_local ThreadPool* cpu_pool = nullptr;
 
+constexpr size_t kMaxShared = 8;  // PQ2_0 matrices over one activation (q/k/v, gate/up)
+
 bool is_fast_ternary(const MatrixView& w) {
   return w.type == quant::TensorType::kPQ2_0 && w.cols % cpu::kActBlock == 0;
 }
@@ -30,27 +32,40 @@ void other_matmul(float* y, const MatrixView& w, const float* x, int64_t n_token
   }
 }
 
-// The PQ2_0 targets share one quantisation of x and one parallel pass; any other goes alone.
-void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
-  constexpr size_t kMaxShared = 8;
+// One pass of the PQ2_0 targets over tokens [first, first + count) of their shared activations.
+void pq2_pass(std::span<const cpu::Pq2Target> targets, const cpu::QuantizedActs& acts, int64_t first,
+              int64_t count, cpu::Pq2RowsKernel kernel) {
+  if (count == 0) return;
+  cpu::Pq2Target part[kMaxShared];
+  for (size_t i = 0; i < targets.size(); ++i)
+    part[i] = {targets[i].y + first * targets[i].w.rows, targets[i].w};
+  cpu::pq2_matmul_shared({part, targets.size()}, acts.slice(first, count), cpu_pool, kernel);
+}
+
+// The PQ2_0 targets share one quantisation of x; decode and prompt tokens then take their own kernels
+// (pq2_matmul.h). Any other target goes alone.
+void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
   cpu::Pq2Target pq2[kMaxShared];
   size_t count = 0;
   for (const MatmulTarget& t : targets) {
     if (is_fast_ternary(t.w) && count < kMaxShared && (count == 0 || pq2[0].w.cols == t.w.cols)) {
       pq2[count++] = cpu::Pq2Target{t.y, cpu::Pq2Matrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes}};
     } else {
-      other_matmul(t.y, t.w, x, n_tokens);
+      other_matmul(t.y, t.w, x, rows.count);
     }
   }
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, n_tokens, cpu_pool);
-  cpu::pq2_matmul_shared({pq2, count}, acts, cpu_pool, cpu::pq2_rows_kernel(acts.n_tokens));
+  const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, rows.count, cpu_pool);
+  const std::span<const cpu::Pq2Target> shared(pq2, count);
+  pq2_pass(shared, acts, 0, rows.decoding, cpu::pq2_decode_kernel());
+  const int64_t prompt = rows.count - rows.decoding;
+  pq2_pass(shared, acts, rows.decoding, prompt, cpu::pq2_prompt_kernel(prompt));
 }
 
-void cpu_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
+void cpu_matmul(float* y, const MatrixView& w, const float* x, TokenRows rows) {
   const MatmulTarget target{y, w};
-  cpu_matmul_shared({&target, 1}, x, n_tokens);
+  cpu_matmul_shared({&target, 1}, x, rows);
 }
 
 }  // namespace

@@ -58,16 +58,20 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
   }
 }
 
-Pq2RowsKernel pq2_rows_kernel(int64_t n_tokens) {
+Pq2RowsKernel pq2_decode_kernel() {
   const CpuFeatures& cpu = cpu_features();
-  if (cpu.has_amx_int8() && n_tokens >= kAmxMinTokens) return pq2_rows_amx;
-  if (cpu.has_avx512_vnni()) return pq2_rows_avx512;
+  if (cpu.has_avx512_vnni()) return pq2_rows_avx512_lanes;
   if (cpu.has_avx2_fma()) return pq2_rows_avx2;
   return pq2_rows_scalar;
 }
 
+Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
+  if (!cpu_features().has_amx_int8()) return pq2_decode_kernel();
+  return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_avx512_groups;
+}
+
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool) {
-  pq2_matmul(y, w, a, pool, pq2_rows_kernel(a.n_tokens));
+  pq2_matmul(y, w, a, pool, pq2_prompt_kernel(a.n_tokens));
 }
 
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool,

@@ -4,12 +4,17 @@
 // which is exact in the integers for every code 0..3 (code 3 decodes as +2·d_w, model-spec §3.2), so no
 // scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
 //
-// Group order (pq2_rows_avx512 and pq2_rows_amx): per row, token and block, with D_g the exact integer
-// dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
-//   acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
-// over the blocks in order from acc = 0. The two kernels round identically, so a token's outputs do not
-// depend on how many tokens share the matmul (which picks the kernel): batched decode and prefix reuse
-// stay bit-exact.
+// Two summation orders, and which tokens take which (kernels/ops.h TokenRows):
+// - Lane order (scalar, AVX2, pq2_rows_avx512_lanes): each SIMD lane keeps its own fp32 sum of
+//   lane dot · d_w · step over the blocks; the lanes are summed at the end of the row. Fastest in decode.
+// - Group order (pq2_rows_avx512_groups and pq2_rows_amx): per row, token and block, with D_g the exact
+//   integer dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
+//     acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
+//   over the blocks in order from acc = 0. The two kernels round identically.
+// Decode tokens always take the decode kernel and prompt tokens the prompt kernel, whatever else shares
+// the matmul; where AMX exists every prompt token is in group order, whether its chunk is one token or
+// 512. So a token's outputs are a function of its role and its own values only: batched decode and
+// prefix reuse (whose checkpoints hold prompt tokens only) stay bit-exact.
 #pragma once
 
 #include <cstddef>
@@ -43,24 +48,28 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const Quant
 // Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
 void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
                    int64_t row_end);
-// Needs AVX-512 F/BW/VL + VNNI (cpu_features().has_avx512_vnni()).
-void pq2_rows_avx512(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
-                     int64_t row_begin, int64_t row_end);
+// Need AVX-512 F/BW/VL + VNNI (cpu_features().has_avx512_vnni()).
+void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+                           int64_t row_begin, int64_t row_end);
+void pq2_rows_avx512_groups(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+                            int64_t row_begin, int64_t row_end);
 
 // Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
 // 16-token tile costs the same however few of its tokens are real.
 void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
                   int64_t row_end);
 
-// From this many tokens the AMX kernel beats AVX-512 VNNI.
+// From this many tokens the AMX kernel beats AVX-512 VNNI in group order.
 inline constexpr int64_t kAmxMinTokens = 8;
 
-// The fastest kernel this CPU runs (after the TERN_ISA cap) for a matmul over n_tokens tokens.
-Pq2RowsKernel pq2_rows_kernel(int64_t n_tokens);
+// The kernels this CPU runs (after the TERN_ISA cap) for decode tokens, and for n_tokens prompt tokens.
+Pq2RowsKernel pq2_decode_kernel();
+Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens);
 
 // y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
 // the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or
 // row_bytes is too small. Allocates nothing.
+// With the prompt kernel for a.n_tokens.
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool);
 void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool, Pq2RowsKernel kernel);
 

@@ -3,7 +3,7 @@
 // "− Σ x" term is inside the product), giving the exact integers Σ (code − 1)·digit per (token, row,
 // group) that the VNNI path sums from its lanes. The hi and lo digits go to two accumulator tiles; after
 // each 128-block the tiles are stored and AVX-512 combines 256·hi + lo and scales in the group order of
-// pq2_matmul.h, so the outputs equal pq2_rows_avx512's bit for bit.
+// pq2_matmul.h, so the outputs equal pq2_rows_avx512_groups' bit for bit.
 //
 // Per call: the activations of a token chunk are copied once into natural element order, each A tile
 // (16 tokens × one group's 32 digits) as 512 contiguous bytes; each 16-row panel's weights are expanded
@@ -224,7 +224,8 @@ void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const Quantize
                   int64_t row_end) {
   if (row_begin >= row_end || a.n_tokens == 0) return;
   if (w.row_bytes > static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows)) {
-    pq2_rows_avx512(y, y_stride, w, a, row_begin, row_end);  // panel rows beyond a 32-bit gather offset
+    pq2_rows_avx512_groups(y, y_stride, w, a, row_begin,
+                           row_end);  // panel rows beyond a 32-bit gather offset
     return;
   }
   thread_local ThreadScratch scratch;

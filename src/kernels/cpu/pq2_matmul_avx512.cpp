@@ -1,7 +1,5 @@
-// AVX-512 VNNI PQ2_0 × two-digit int8 kernel. Per 128-weight block and row: the 32 qs bytes broadcast to
-// both halves of a zmm and shifted per half, giving two code vectors [c0|c1] and [c2|c3]. Per token: one
-// int32 chain from −Σ hi through two dpbusd on the hi plane (u8 code × s8 digit summed into int32
-// directly), a shift by 8, two dpbusd on the lo plane and − Σ lo, giving sixteen exact lane dots.
+// AVX-512 VNNI PQ2_0 kernel in group order, the prompt kernel where AMX exists (pq2_matmul.h). Per
+// 128-weight block, row and token: sixteen exact lane dots (pq2_avx512.h).
 //
 // The lane dots of four rows (one "quad") are then summed into the exact dot of each 32-value scale group
 // and scaled in the order the AMX kernel uses (pq2_matmul.h, "group order"), one 128-bit lane per row, so
@@ -11,37 +9,19 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/pq2_avx512.h"
 #include "kernels/cpu/pq2_tile.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
+using avx512::Codes;
+using avx512::lane_dots;
+using avx512::unpack;
+
 constexpr int kQuad = 4;  // rows combined per vector: one 128-bit lane (four scale groups) each
 constexpr int kPrefillTokens = 4;
-
-struct Codes {
-  __m512i c01, c23;
-};
-
-Codes unpack(const uint8_t* block) {
-  const __m512i low2 = _mm512_set1_epi8(3);
-  const __m512i qs = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2)));
-  return Codes{_mm512_and_si512(_mm512_srlv_epi64(qs, _mm512_set_epi64(2, 2, 2, 2, 0, 0, 0, 0)), low2),
-               _mm512_and_si512(_mm512_srlv_epi64(qs, _mm512_set_epi64(6, 6, 6, 6, 4, 4, 4, 4)), low2)};
-}
-
-// Σ (code − 1)·(256·hi + lo) per zmm lane (act_quant.h), as one chain: start from −Σ hi, add the hi
-// products, shift by 8, add the lo products, subtract Σ lo.
-__m512i lane_dots(const Codes& codes, const int8_t* q_block, const int32_t* sums) {
-  const __m512i* q = reinterpret_cast<const __m512i*>(q_block);
-  const __m512i* s = reinterpret_cast<const __m512i*>(sums);
-  __m512i dot = _mm512_dpbusd_epi32(_mm512_load_si512(s), codes.c01, _mm512_load_si512(q));
-  dot = _mm512_slli_epi32(_mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 1)), 8);
-  dot = _mm512_dpbusd_epi32(dot, codes.c01, _mm512_load_si512(q + 2));
-  dot = _mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 3));
-  return _mm512_sub_epi32(dot, _mm512_load_si512(s + 1));
-}
 
 // The permutations that sum four rows' lane dots into lane 4r + g = the dot of row r's group g (group g
 // is zmm lanes 2g, 2g + 1, 2g + 8, 2g + 9).
@@ -150,8 +130,8 @@ void sweep(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& 
 
 }  // namespace
 
-void pq2_rows_avx512(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
-                     int64_t row_begin, int64_t row_end) {
+void pq2_rows_avx512_groups(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+                            int64_t row_begin, int64_t row_end) {
   static const QuadPerms perms;
   if (a.n_tokens == 1) {
     sweep(y, y_stride, w, a, perms, row_begin, row_end, 0, 1);

@@ -14,8 +14,10 @@ const Ops& reference_ops() {
   static constexpr Ops kOps{
       .name = "ref",
       .embedding = ref::embedding,
-      .matmul = ref::matmul,
-      .matmul_shared = ref::matmul_shared,
+      .matmul = [](float* y, const MatrixView& w, const float* x,
+                   TokenRows rows) { ref::matmul(y, w, x, rows.count); },
+      .matmul_shared = [](std::span<const MatmulTarget> targets, const float* x,
+                          TokenRows rows) { ref::matmul_shared(targets, x, rows.count); },
       .site_forward = ref::site_forward,
       .site_inverse = ref::site_inverse,
       .rms_norm = ref::rms_norm,
