@@ -23,10 +23,15 @@ constexpr GdnDims k27b{16, 48, 128, 128};
 constexpr int64_t kGdnLayers = 48;
 constexpr int64_t kConvChannels = 10240;
 
-enum Impl : int64_t { kRef = 0, kScalar = 1, kAvx2 = 2 };
+enum Impl : int64_t { kRef = 0, kScalar = 1, kAvx2 = 2, kAvx512 = 3 };
 
 const char* label(int64_t impl) {
-  return impl == kRef ? "ref" : impl == kScalar ? "scalar" : "avx2";
+  const char* names[] = {"ref", "scalar", "avx2", "avx512"};
+  return names[impl];
+}
+
+const GdnKernels& kernels_of(int64_t impl) {
+  return impl == kAvx512 ? gdn_kernels_avx512() : impl == kAvx2 ? gdn_kernels_avx2() : gdn_kernels_scalar();
 }
 
 ThreadPool& pool_of(int64_t threads) {
@@ -59,8 +64,9 @@ struct Inputs {
 };
 
 bool skip_unsupported(benchmark::State& state, int64_t impl) {
-  if (impl == kAvx2 && !cpu_features().has_avx2_fma()) {
-    state.SkipWithError("needs AVX2");
+  if ((impl == kAvx2 && !cpu_features().has_avx2_fma()) ||
+      (impl == kAvx512 && !cpu_features().has_avx512_vnni())) {
+    state.SkipWithError("needs AVX2 or AVX-512");
     return true;
   }
   state.SetLabel(label(impl));
@@ -82,8 +88,7 @@ void BM_GdnRecurrentStep(benchmark::State& state) {
     if (impl == kRef) {
       ref::gdn_recurrent(out.data(), s, in.view(1), k27b);
     } else {
-      gdn_recurrent(out.data(), s, in.view(1), k27b, &pool,
-                    impl == kAvx2 ? gdn_kernels_avx2() : gdn_kernels_scalar());
+      gdn_recurrent(out.data(), s, in.view(1), k27b, &pool, kernels_of(impl));
     }
     benchmark::DoNotOptimize(out.data());
     layer = (layer + 1) % kGdnLayers;
@@ -93,7 +98,7 @@ void BM_GdnRecurrentStep(benchmark::State& state) {
       benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_GdnRecurrentStep)
-    ->ArgsProduct({{kRef, kScalar, kAvx2}, {1, 2}})
+    ->ArgsProduct({{kRef, kScalar, kAvx2, kAvx512}, {1, 2}})
     ->ArgNames({"impl", "threads"})
     ->Unit(benchmark::kMicrosecond);
 
@@ -114,8 +119,7 @@ void BM_GdnPrefill(benchmark::State& state) {
     } else if (impl == kRef) {
       ref::gdn_recurrent(out.data(), s.data(), in.view(kTokens), k27b);
     } else {
-      gdn_recurrent(out.data(), s.data(), in.view(kTokens), k27b, nullptr,
-                    impl == kAvx2 ? gdn_kernels_avx2() : gdn_kernels_scalar());
+      gdn_recurrent(out.data(), s.data(), in.view(kTokens), k27b, nullptr, kernels_of(impl));
     }
     benchmark::DoNotOptimize(out.data());
   }
@@ -126,6 +130,7 @@ BENCHMARK(BM_GdnPrefill)
     ->Args({kRef, 1})
     ->Args({kScalar, 1})
     ->Args({kAvx2, 1})
+    ->Args({kAvx512, 1})
     ->ArgNames({"impl", "recurrent"})
     ->Unit(benchmark::kMillisecond);
 

@@ -69,12 +69,14 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 std::vector<const GdnKernels*> runnable_kernels() {
   std::vector<const GdnKernels*> sets{&gdn_kernels_scalar()};
   if (cpu_features().has_avx2_fma()) sets.push_back(&gdn_kernels_avx2());
+  if (cpu_features().has_avx512_vnni()) sets.push_back(&gdn_kernels_avx512());
   return sets;
 }
 
-// The 27B shape, a vector multiple that is not a whole block (40 = 32 + 8), and small odd shapes that
-// leave scalar tails (dv 13, 7, 3).
-const GdnDims kShapes[] = {{16, 48, 128, 128}, {2, 4, 16, 40}, {1, 2, 24, 13}, {1, 3, 5, 7}, {2, 6, 4, 3}};
+// The 27B shape, a vector multiple that is not a whole block (40 = 32 + 8), two AVX-512 slabs and a
+// narrower rest (dv 296 = 2·128 + 40), and small odd shapes that leave scalar tails (dv 13, 7, 3).
+const GdnDims kShapes[] = {{16, 48, 128, 128}, {2, 4, 16, 40}, {1, 2, 24, 296},
+                           {1, 2, 24, 13},     {1, 3, 5, 7},   {2, 6, 4, 3}};
 
 TEST(CpuGdn, RecurrentMatchesTheOracleAcrossCallsForEveryIsa) {
   ThreadPool pool(2);
@@ -96,6 +98,25 @@ TEST(CpuGdn, RecurrentMatchesTheOracleAcrossCallsForEveryIsa) {
           expect_close(state, want_state, 1e-5, "state");
         }
       }
+    }
+  }
+}
+
+// The AVX-512 slabs do per column what the AVX2 blocks do, in the same order.
+TEST(CpuGdn, Avx512EqualsAvx2BitForBit) {
+  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  for (const GdnDims& d : kShapes) {
+    SCOPED_TRACE(testing::Message() << "dk " << d.dk << " dv " << d.dv);
+    std::mt19937 rng(12);
+    std::vector<float> avx512_state = random_state(d, rng);
+    std::vector<float> avx2_state = avx512_state;
+    for (int64_t n : {1, 5}) {
+      const Tokens t = random_tokens(d, n, rng);
+      std::vector<float> avx512_out(t.v.size()), avx2_out(t.v.size());
+      gdn_recurrent(avx512_out.data(), avx512_state.data(), t.inputs(), d, nullptr, gdn_kernels_avx512());
+      gdn_recurrent(avx2_out.data(), avx2_state.data(), t.inputs(), d, nullptr, gdn_kernels_avx2());
+      EXPECT_EQ(avx512_out, avx2_out);
+      EXPECT_EQ(avx512_state, avx2_state);
     }
   }
 }

@@ -2,10 +2,11 @@
 // (the oracle, in double) up to rounding.
 //
 // The columns j of a head's state S[i][j] evolve independently of each other,
-// so the work splits into (v head, block of kColumnBlock columns) tasks over the pool. Per token a task
-// reads its block of S once from memory, computing r = Sᵀk and p = Sᵀq together; then
+// so the work splits into (v head, slab of ≤ 128 columns) tasks over the pool, each run by its ISA's
+// kernel in blocks of its column_block. Per token a task reads its
+// block of S once from memory, computing r = Sᵀk and p = Sᵀq together; then
 //   δ = β(v − e^g r),   o = (updated S)ᵀq = e^g p + (k·q) δ,
-// and a second sweep, over the block still in L1, writes S ← e^g S + k δᵀ.
+// and a second sweep, over the block still in cache, writes S ← e^g S + k δᵀ.
 //
 // Prefill (the op table's gdn_chunked) runs the same recurrence over all its tokens: in fp32 on a CPU the
 // chunked form of §5.4 costs more operations per token (≈ 4.5 multiply-adds per state element against 4
@@ -27,8 +28,10 @@ namespace tern::kernels::cpu {
 using ref::GdnDims;
 using ref::GdnInputs;
 
-// State columns per recurrent task: 4 AVX2 vectors, so r and p stay in 8 registers.
+// State columns per recurrent task: 4 AVX2 vectors, so r and p stay in 8 registers; AVX-512 takes slabs
+// of 8 zmm (16 registers for r and p), a whole 27B head.
 inline constexpr int64_t kColumnBlock = 32;
+inline constexpr int64_t kSlabColumns = 128;
 
 // What one v head reads and writes: token t's q/k at q/k + t·qk_stride, v and out at + t·v_stride,
 // g and β at + t·gate_stride; state is the head's [dk][dv] block.
@@ -49,15 +52,18 @@ struct GdnHead {
 };
 
 // The per-ISA kernels: the recurrent form over all tokens for state columns [j0, j1) with
-// j1 − j0 ≤ kColumnBlock.
+// j1 − j0 ≤ column_block.
 struct GdnKernels {
   const char* name;
+  int64_t column_block;
   void (*recurrent_columns)(const GdnHead& head, int64_t j0, int64_t j1);
 };
 
 const GdnKernels& gdn_kernels_scalar();
 // Needs AVX2 + FMA (cpu_features().has_avx2_fma()).
 const GdnKernels& gdn_kernels_avx2();
+// Needs AVX-512 F (cpu_features().has_avx512_vnni() implies it). Same bits as gdn_kernels_avx2().
+const GdnKernels& gdn_kernels_avx512();
 // The fastest set this CPU runs (after the TERN_ISA cap).
 const GdnKernels& gdn_kernels();
 

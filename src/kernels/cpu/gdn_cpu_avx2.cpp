@@ -4,31 +4,11 @@
 #include <cmath>
 
 #include "kernels/cpu/gdn_cpu.h"
+#include "kernels/cpu/gdn_dot.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
-
-float horizontal_sum(__m256 x) {
-  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-  return _mm_cvtss_f32(sum);
-}
-
-float dot(const float* x, const float* y, int64_t n) {
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    for (int a = 0; a < 4; ++a) {
-      acc[a] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8 * a), _mm256_loadu_ps(y + i + 8 * a), acc[a]);
-    }
-  }
-  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
-  float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-  for (; i < n; ++i) sum += x[i] * y[i];
-  return sum;
-}
 
 // The recurrent form for the 8·kVectors state columns from j0, every token.
 template <int kVectors>
@@ -39,7 +19,7 @@ void recurrent_vectors(const GdnHead& h, int64_t j0) {
     const float decay_f = std::exp(h.g[t * h.gate_stride]);
     const __m256 decay = _mm256_set1_ps(decay_f);
     const __m256 beta = _mm256_set1_ps(h.beta[t * h.gate_stride]);
-    const __m256 kq = _mm256_set1_ps(dot(k, q, h.dk));
+    const __m256 kq = _mm256_set1_ps(gdn_dot(k, q, h.dk));
     __m256 r[kVectors];
     __m256 p[kVectors];
     for (int n = 0; n < kVectors; ++n) r[n] = p[n] = _mm256_setzero_ps();
@@ -85,7 +65,7 @@ void recurrent_columns_avx2(const GdnHead& h, int64_t j0, int64_t j1) {
 
 const GdnKernels& gdn_kernels_avx2() {
   static_assert(kColumnBlock == 32, "recurrent_columns_avx2 takes whole blocks as 4 vectors");
-  static constexpr GdnKernels kKernels{"avx2", recurrent_columns_avx2};
+  static constexpr GdnKernels kKernels{"avx2", kColumnBlock, recurrent_columns_avx2};
   return kKernels;
 }
 
