@@ -52,7 +52,10 @@ Metrics::Metrics()
     : time_to_first_token(kLatencyBuckets),
       inter_token_latency(kTokenBuckets),
       request_latency(kLatencyBuckets),
-      queue_time(kLatencyBuckets) {}
+      queue_time(kLatencyBuckets) {
+  // Every reason's series exists from the start, so a scraper sees 0 rather than no series at all.
+  for (const char* reason : {"stop", "length", "tool_calls", "abort", "error"}) requests_[reason] = 0;
+}
 
 void Metrics::count_request(const std::string& reason) {
   std::lock_guard lock(mutex_);

@@ -38,7 +38,7 @@ class Metrics {
   Histogram request_latency;
   Histogram queue_time;
 
-  // Counts a finished request by finish reason ("stop", "length", "abort", "error").
+  // Counts a finished request by finish reason ("stop", "length", "tool_calls", "abort", "error").
   void count_request(const std::string& reason);
   std::string render(const runtime::SchedulerStats& stats) const;
 
