@@ -10,6 +10,7 @@
 
 #include "core/cpu_features.h"
 #include "core/half.h"
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/attention_cpu.h"
 #include "runtime/sequence_state.h"
@@ -27,11 +28,12 @@ int64_t cache_bytes(ref::KvPrecision precision, int64_t n_keys) {
 }
 constexpr int64_t kCycledBytes = int64_t{512} << 20;
 
-// Random keys and values of n_keys positions, stored at one precision, in `copies` distinct copies.
+// Random keys and values of n_keys positions, stored at one precision, in `copies` distinct copies, in
+// the memory the sequence state uses (huge pages).
 struct DecodeCache {
-  std::vector<uint16_t> k16, v16;
-  std::vector<int8_t> k8, v8;
-  std::vector<float> k_scales, v_scales;
+  StreamedVector<uint16_t> k16, v16;
+  StreamedVector<int8_t> k8, v8;
+  StreamedVector<float> k_scales, v_scales;
   std::vector<ref::KvView> views;
 
   DecodeCache(ref::KvPrecision precision, int64_t n_keys) {

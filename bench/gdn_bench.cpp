@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/gdn_cpu.h"
 #include "kernels/ref/conv.h"
@@ -78,7 +79,8 @@ void BM_GdnRecurrentStep(benchmark::State& state) {
   const int64_t impl = state.range(0);
   if (skip_unsupported(state, impl)) return;
   const size_t per_layer = static_cast<size_t>(k27b.n_v * k27b.dk * k27b.dv);
-  std::vector<float> states = uniform(static_cast<int64_t>(per_layer) * kGdnLayers, -0.3f, 0.3f, 6);
+  const std::vector<float> initial = uniform(static_cast<int64_t>(per_layer) * kGdnLayers, -0.3f, 0.3f, 6);
+  StreamedVector<float> states(initial.begin(), initial.end());  // huge pages, as the sequence state
   const Inputs in(k27b, 1);
   std::vector<float> out(static_cast<size_t>(k27b.n_v * k27b.dv));
   ThreadPool& pool = pool_of(state.range(1));

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "core/error.h"
@@ -46,6 +47,31 @@ void HugePageBuffer::release() {
   if (data_ != nullptr) ::munmap(data_, size_);
   data_ = nullptr;
   size_ = 0;
+}
+
+namespace {
+
+size_t whole_huge_pages(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+}  // namespace
+
+void* allocate_streamed(size_t bytes) {
+  if (bytes < kHugePageBytes) return ::operator new(bytes);
+  void* p =
+      ::mmap(nullptr, whole_huge_pages(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(p, whole_huge_pages(bytes), MADV_HUGEPAGE);
+  return p;
+}
+
+void deallocate_streamed(void* p, size_t bytes) noexcept {
+  if (bytes < kHugePageBytes) {
+    ::operator delete(p);
+  } else {
+    ::munmap(p, whole_huge_pages(bytes));
+  }
 }
 
 }  // namespace tern

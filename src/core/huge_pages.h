@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tern {
 
@@ -33,5 +34,25 @@ class HugePageBuffer {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Storage for std containers of buffers that every token streams (the KV cache, the GDN state): a block of
+// at least one huge page comes from its own MADV_HUGEPAGE mapping, a smaller one from operator new. Throws
+// std::bad_alloc, as containers expect of an allocator.
+void* allocate_streamed(size_t bytes);
+void deallocate_streamed(void* p, size_t bytes) noexcept;
+
+template <class T>
+struct StreamedAllocator {
+  using value_type = T;
+  StreamedAllocator() = default;
+  template <class U>
+  StreamedAllocator(const StreamedAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(allocate_streamed(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) noexcept { deallocate_streamed(p, n * sizeof(T)); }
+  friend bool operator==(const StreamedAllocator&, const StreamedAllocator&) { return true; }
+};
+
+template <class T>
+using StreamedVector = std::vector<T, StreamedAllocator<T>>;
 
 }  // namespace tern

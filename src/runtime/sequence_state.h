@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "kernels/ref/attention.h"
 #include "model/config.h"
 
@@ -70,12 +71,13 @@ class SequenceState {
   int64_t conv_size_ = 0;  // per GDN layer
   int64_t recurrent_size_ = 0;
   int64_t position_ = 0;
-  std::vector<uint16_t> k16_, v16_;         // [attention layers][capacity][kv_row], fp16 bits
-  std::vector<float> k32_, v32_;            // same, fp32
-  std::vector<int8_t> k8_, v8_;             // same, kQ8 codes
-  std::vector<float> k_scales_, v_scales_;  // kQ8: [attention layers][capacity][kv_heads_][groups]
-  std::vector<float> conv_;                 // [gdn layers][conv_size_]
-  std::vector<float> recurrent_;            // [gdn layers][recurrent_size_]
+  // On huge pages where large (core/huge_pages.h): decode streams them every token.
+  StreamedVector<uint16_t> k16_, v16_;         // [attention layers][capacity][kv_row], fp16 bits
+  StreamedVector<float> k32_, v32_;            // same, fp32
+  StreamedVector<int8_t> k8_, v8_;             // same, kQ8 codes
+  StreamedVector<float> k_scales_, v_scales_;  // kQ8: [attention layers][capacity][kv_heads_][groups]
+  StreamedVector<float> conv_;                 // [gdn layers][conv_size_]
+  StreamedVector<float> recurrent_;            // [gdn layers][recurrent_size_]
 
   // f(bytes, position_bytes) for each KV array this precision uses, each laid out
   // [attention layers][capacity][position_bytes]; Self is SequenceState or const SequenceState.

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -43,6 +46,33 @@ TEST(HugePageBuffer, ImpossibleSizeIsAnErrorNamingWhat) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("weights of m.gguf"), std::string::npos) << e.what();
   }
+}
+
+// The VmFlags line of the mapping that holds p (/proc/self/smaps), or "" if none does.
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2) {  // a mapping's first line
+      inside = begin <= address && address < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(StreamedVector, LargeBlocksAreAdvisedHugePagesSmallOnesAreNot) {
+  StreamedVector<float> large(kHugePageBytes / sizeof(float) + 3, 1.5f);
+  EXPECT_EQ(std::accumulate(large.begin(), large.end(), 0.0), 1.5 * static_cast<double>(large.size()));
+  EXPECT_NE(vm_flags_of(large.data()).find(" hg"), std::string::npos) << vm_flags_of(large.data());
+  StreamedVector<float> copy = large;  // and back through the allocator
+  copy.resize(10);
+  copy.shrink_to_fit();
+  EXPECT_EQ(copy[9], 1.5f);
+  EXPECT_EQ(vm_flags_of(copy.data()).find(" hg"), std::string::npos) << vm_flags_of(copy.data());
 }
 
 }  // namespace
