@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/bandwidth.h"
+#include "quant/types.h"
 
 namespace tern::tools {
 
@@ -170,7 +171,11 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
   uint64_t bytes = 0;
   for (const gguf::TensorInfo& tensor : file.tensors()) {
     if (tensor.name == "token_embd.weight" && !tied_head) continue;
-    bytes += tensor.nbytes;
+    // PTQ1_0 matrices are read as the PQ2_0 they are transcoded to at load (model::Model).
+    const bool transcoded = tensor.type == quant::TensorType::kPTQ1_0;
+    bytes += transcoded ? *quant::row_bytes(quant::TensorType::kPQ2_0, tensor.ne[0]) *
+                              static_cast<uint64_t>(tensor.rows())
+                        : tensor.nbytes;
   }
   const model::Config& c = model.config();
   const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());

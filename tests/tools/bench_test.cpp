@@ -66,6 +66,11 @@ TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
             tensors + state + 10 * kv_per_token);
   EXPECT_EQ(decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF32),
             tensors + state + 20 * kv_per_token);
+  // The PTQ1_0 file's matrices are smaller on disk but read as the same PQ2_0 in memory.
+  const auto ptq1 = model::Model::open(testing_support::tiny_ptq1_model());
+  EXPECT_LT(ptq1->file().file_size(), model->file().file_size());
+  EXPECT_EQ(decode_bytes_per_token(*ptq1, 10, runtime::KvPrecision::kF16),
+            decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF16));
 }
 
 }  // namespace
