@@ -14,25 +14,39 @@
 namespace tern::kernels {
 namespace {
 
+// A random dense matrix, its PQ2_0 quantisation, and `tokens` random activation rows.
+struct Problem {
+  std::vector<float> dense, x;
+  std::vector<uint8_t> pq2;
+  size_t row_bytes;
+
+  Problem(int64_t rows, int64_t cols, int64_t tokens, uint32_t seed)
+      : dense(rows * cols),
+        x(tokens * cols),
+        pq2(cols / 128 * quant::kPq2Bytes * rows),
+        row_bytes(cols / 128 * quant::kPq2Bytes) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    for (auto& v : dense) v = normal(rng) * 0.02f;
+    for (auto& v : x) v = normal(rng);
+    for (int64_t r = 0; r < rows; ++r)
+      quant::quantize_row(quant::TensorType::kPQ2_0, dense.data() + r * cols, pq2.data() + r * row_bytes,
+                          cols);
+  }
+};
+
 TEST(CpuOps, Pq2AndDenseMatmulsTrackTheOracle) {
   constexpr int64_t kRows = 21, kCols = 512, kTokens = 3;
-  std::mt19937 rng(5);
-  std::normal_distribution<float> normal;
-  std::vector<float> dense(kRows * kCols), x(kTokens * kCols);
-  for (auto& v : dense) v = normal(rng) * 0.02f;
-  for (auto& v : x) v = normal(rng);
-  const size_t row_bytes = kCols / 128 * quant::kPq2Bytes;
-  std::vector<uint8_t> pq2(row_bytes * kRows);
-  for (int64_t r = 0; r < kRows; ++r)
-    quant::quantize_row(quant::TensorType::kPQ2_0, dense.data() + r * kCols, pq2.data() + r * row_bytes,
-                        kCols);
+  Problem problem(kRows, kCols, kTokens, 5);
+  const std::vector<float>& dense = problem.dense;
+  const std::vector<float>& x = problem.x;
 
   ThreadPool pool(2);
   const Ops& cpu = cpu_ops(pool);
   EXPECT_STREQ(cpu.name, "cpu");
   const Ops& ref = reference_ops();
 
-  const MatrixView ternary{quant::TensorType::kPQ2_0, pq2.data(), kCols, kRows, row_bytes};
+  const MatrixView ternary{quant::TensorType::kPQ2_0, problem.pq2.data(), kCols, kRows, problem.row_bytes};
   std::vector<float> y_cpu(kTokens * kRows), y_ref(kTokens * kRows);
   cpu.matmul(y_cpu.data(), ternary, x.data(), {kTokens});
   ref.matmul(y_ref.data(), ternary, x.data(), {kTokens});
@@ -56,17 +70,9 @@ TEST(CpuOps, Pq2AndDenseMatmulsTrackTheOracle) {
 // must depend only on its role and its own values: alone or in any mixed batch, bit for bit.
 TEST(CpuOps, Pq2RowDependsOnlyOnItsRoleAndItsValues) {
   constexpr int64_t kRows = 40, kCols = 1024, kDecode = 3, kPrompt = 9, kTokens = kDecode + kPrompt;
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal;
-  std::vector<float> dense(kRows * kCols), x(kTokens * kCols);
-  for (auto& v : dense) v = normal(rng) * 0.02f;
-  for (auto& v : x) v = normal(rng);
-  const size_t row_bytes = kCols / 128 * quant::kPq2Bytes;
-  std::vector<uint8_t> pq2(row_bytes * kRows);
-  for (int64_t r = 0; r < kRows; ++r)
-    quant::quantize_row(quant::TensorType::kPQ2_0, dense.data() + r * kCols, pq2.data() + r * row_bytes,
-                        kCols);
-  const MatrixView w{quant::TensorType::kPQ2_0, pq2.data(), kCols, kRows, row_bytes};
+  const Problem problem(kRows, kCols, kTokens, 11);
+  const std::vector<float>& x = problem.x;
+  const MatrixView w{quant::TensorType::kPQ2_0, problem.pq2.data(), kCols, kRows, problem.row_bytes};
   ThreadPool pool(2);
   const Ops& cpu = cpu_ops(pool);
 
