@@ -39,6 +39,9 @@ struct Ops {
                        int64_t block);
   void (*site_inverse)(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs,
                        int64_t block);
+  // ref::swiglu over n_tokens rows of width, then ref::site_forward on them unless block is 0 (a dense file)
+  void (*swiglu_site)(float* gate, const float* up, int64_t n_tokens, int64_t width,
+                      std::span<const float> signs, int64_t block);
   // ref::rms_norm / ref::gated_rms_norm / ref::l2_norm
   void (*rms_norm)(float* out, const float* x, const float* gain, int64_t n, float eps);
   void (*gated_rms_norm)(float* out, const float* x, const float* gate, const float* gain, int64_t n,

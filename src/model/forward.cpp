@@ -199,8 +199,9 @@ void mlp(const Pass& p, const LayerWeights& layer, float* out) {
   const kernels::MatmulTarget gate_up[] = {{s.ffn_gate.data(), layer.ffn_gate},
                                            {s.ffn_up.data(), layer.ffn_up}};
   p.ops.matmul_shared(std::span(gate_up), s.rotated.data(), p.tokens);
-  for (int64_t i = 0; i < p.n * c.d_ff; ++i) s.ffn_gate[sz(i)] = silu(s.ffn_gate[sz(i)]) * s.ffn_up[sz(i)];
-  p.site(s.ffn_gate.data(), c.d_ff, p.model.sites().ffn_inner);
+  const FoldSites& sites = p.model.sites();
+  p.ops.swiglu_site(s.ffn_gate.data(), s.ffn_up.data(), p.n, c.d_ff, sites.ffn_inner,
+                    sites.enabled ? sites.block : 0);
   p.ops.matmul(out, layer.ffn_down, s.ffn_gate.data(), p.tokens);
 }
 

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/attention_head.h"
+#include "kernels/cpu/vector_exp_avx2.h"
 
 namespace tern::kernels::cpu {
 
@@ -37,23 +38,6 @@ __m256 live_lanes(int64_t count, int64_t base) {
   const __m256i index =
       _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(base)));
   return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), index));
-}
-
-__m256 exp8(__m256 x) {
-  namespace e = vector_exp;
-  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(e::kMin), _CMP_LT_OQ);
-  x = _mm256_max_ps(x, _mm256_set1_ps(e::kMin));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(e::kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(e::kLn2Hi), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(e::kLn2Lo), r);
-  __m256 p = _mm256_set1_ps(e::kTaylor[0]);
-  for (int k = 1; k < 6; ++k) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(e::kTaylor[k]));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i two_n =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(two_n)));
 }
 
 // One KV row of one head: its elements and, for q8, its group scales.

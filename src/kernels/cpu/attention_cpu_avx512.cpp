@@ -10,27 +10,13 @@
 
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/attention_head.h"
+#include "kernels/cpu/vector_exp_avx512.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
 using ref::KvPrecision;
-
-__m512 exp16(__m512 x) {
-  namespace e = vector_exp;
-  const __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(e::kMin), _CMP_GE_OQ);
-  x = _mm512_max_ps(x, _mm512_set1_ps(e::kMin));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(e::kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(e::kLn2Hi), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(e::kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(e::kTaylor[0]);
-  for (int k = 1; k < 6; ++k) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(e::kTaylor[k]));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_maskz_scalef_ps(live, p, n);
-}
 
 // The lanes of the sixteen elements from d on that lie inside a row of hd.
 __mmask16 lanes(int64_t hd, int64_t d) {

@@ -79,6 +79,7 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.matmul_shared = cpu_matmul_shared;
     table.site_forward = cpu::site_forward;
     table.site_inverse = cpu::site_inverse;
+    table.swiglu_site = cpu::swiglu_site;
     table.gdn_recurrent = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims) {
       cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
     };

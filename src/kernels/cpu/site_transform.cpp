@@ -2,6 +2,7 @@
 
 #include "core/cpu_features.h"
 #include "hadamard/transform.h"
+#include "kernels/cpu/swiglu.h"
 #include "kernels/ref/site_transform.h"
 
 namespace tern::kernels::cpu {
@@ -48,6 +49,17 @@ void site_inverse(float* x, int64_t n_tokens, int64_t width, std::span<const flo
   } else {
     ref::site_inverse(x, n_tokens, width, signs, block);
   }
+}
+
+void swiglu_site(float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
+                 int64_t block) {
+  const SwigluKernel swiglu = swiglu_kernel();
+  const bool fast = block > 0 && fast_path(width, signs, block);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    swiglu(gate + t * width, up + t * width, width);
+    if (fast) transform_rows(gate + t * width, 1, width, signs, {}, block);
+  }
+  if (block > 0 && !fast) ref::site_forward(gate, n_tokens, width, signs, block);
 }
 
 }  // namespace tern::kernels::cpu

@@ -13,6 +13,12 @@ namespace tern::kernels::cpu {
 void site_forward(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs, int64_t block);
 void site_inverse(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs, int64_t block);
 
+// The FFN's inner activation and its site in one pass per row (model-spec §5.5, §4.4): gate ←
+// T_K(silu(gate) · up) with the ffn_inner signs, each row transformed while it is still in cache; block 0
+// means a dense file (no site). ref::swiglu then ref::site_forward up to swiglu.h's rounding.
+void swiglu_site(float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
+                 int64_t block);
+
 // One block of `block` values (a power of two ≥ 8): x ← H x, unnormalised. Needs AVX2.
 void fwht_avx2(float* x, int64_t block);
 

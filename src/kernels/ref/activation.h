@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 namespace tern::kernels::ref {
 
@@ -20,6 +21,11 @@ inline float silu(float x) {
 inline float softplus(float x) {
   if (x > 20.0f) return x;
   return static_cast<float>(std::log1p(std::exp(static_cast<double>(x))));
+}
+
+// SwiGLU (model-spec §5.5): gate[i] ← silu(gate[i]) · up[i] over n values.
+inline void swiglu(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = silu(gate[i]) * up[i];
 }
 
 }  // namespace tern::kernels::ref

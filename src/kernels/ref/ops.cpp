@@ -1,5 +1,6 @@
 #include "kernels/ops.h"
 
+#include "kernels/ref/activation.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/embedding.h"
 #include "kernels/ref/l2_norm.h"
@@ -20,6 +21,12 @@ const Ops& reference_ops() {
                           TokenRows rows) { ref::matmul_shared(targets, x, rows.count); },
       .site_forward = ref::site_forward,
       .site_inverse = ref::site_inverse,
+      .swiglu_site =
+          [](float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
+             int64_t block) {
+            ref::swiglu(gate, up, n_tokens * width);
+            if (block > 0) ref::site_forward(gate, n_tokens, width, signs, block);
+          },
       .rms_norm = ref::rms_norm,
       .gated_rms_norm = ref::gated_rms_norm,
       .l2_norm = ref::l2_norm,
