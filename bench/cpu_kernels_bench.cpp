@@ -6,6 +6,7 @@
 // does half the rows, so its rate approximates the pair's throughput.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/silu.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -165,6 +167,27 @@ void BM_QuantizeActivations(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * k);
 }
 BENCHMARK(BM_QuantizeActivations)->Arg(5120)->Arg(6144)->Arg(17408);
+
+// SwiGLU over one token's FFN width (17408 values), in place; arg: 0 scalar (the oracle's double exp),
+// 1 AVX2, 2 AVX-512.
+void BM_Swiglu(benchmark::State& state) {
+  constexpr int64_t kWidth = 17408;
+  const SiluKernel kernels[] = {silu_scalar, silu_avx2, silu_avx512};
+  const int64_t which = state.range(0);
+  if ((which == 1 && !cpu_features().has_avx2_fma()) || (which == 2 && !cpu_features().has_avx512_vnni())) {
+    state.SkipWithError("ISA not present");
+    return;
+  }
+  const std::vector<float> gate = gaussian(kWidth), up = gaussian(kWidth);
+  std::vector<float> out(gate.size());
+  for (auto _ : state) {
+    std::copy(gate.begin(), gate.end(), out.begin());
+    kernels[which](out.data(), out.data(), up.data(), kWidth);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * kWidth);
+}
+BENCHMARK(BM_Swiglu)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 
 // Streaming read of the weight arena on one thread (the decode roofline per core).
 void BM_StreamRead(benchmark::State& state) {

@@ -39,6 +39,8 @@ struct Ops {
                        int64_t block);
   void (*site_inverse)(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs,
                        int64_t block);
+  // ref::silu_values
+  void (*silu)(float* out, const float* x, int64_t n);
   // ref::swiglu over n_tokens rows of width, then ref::site_forward on them unless block is 0 (a dense file)
   void (*swiglu_site)(float* gate, const float* up, int64_t n_tokens, int64_t width,
                       std::span<const float> signs, int64_t block);

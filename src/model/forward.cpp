@@ -12,7 +12,6 @@ namespace tern::model {
 namespace {
 
 using kernels::ref::sigmoid;
-using kernels::ref::silu;
 using kernels::ref::softplus;
 
 size_t sz(int64_t n) {
@@ -145,9 +144,9 @@ void gated_delta_net(const Pass& p, const LayerWeights& layer, float* out) {
     float* q = &s.gdn_q[sz(r * qk_width)];
     float* k = &s.gdn_k[sz(r * qk_width)];
     float* v = &s.gdn_v[sz(r * inner)];
-    for (int64_t i = 0; i < qk_width; ++i) q[i] = silu(conv[i]);
-    for (int64_t i = 0; i < qk_width; ++i) k[i] = silu(conv[qk_width + i]);
-    for (int64_t i = 0; i < inner; ++i) v[i] = silu(conv[2 * qk_width + i]);
+    p.ops.silu(q, conv, qk_width);
+    p.ops.silu(k, conv + qk_width, qk_width);
+    p.ops.silu(v, conv + 2 * qk_width, inner);
     for (int64_t head = 0; head < c.gdn_n_k; ++head) {
       p.ops.l2_norm(q + head * dk, dk, kernels::ref::kL2NormEps);
       p.ops.l2_norm(k + head * dk, dk, kernels::ref::kL2NormEps);

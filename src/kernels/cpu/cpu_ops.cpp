@@ -6,6 +6,7 @@
 #include "kernels/cpu/dense_matmul.h"
 #include "kernels/cpu/gdn_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/silu.h"
 #include "kernels/cpu/site_transform.h"
 #include "kernels/ref/matmul.h"
 
@@ -79,6 +80,7 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.matmul_shared = cpu_matmul_shared;
     table.site_forward = cpu::site_forward;
     table.site_inverse = cpu::site_inverse;
+    table.silu = [](float* out, const float* x, int64_t n) { cpu::silu_kernel()(out, x, nullptr, n); };
     table.swiglu_site = cpu::swiglu_site;
     table.gdn_recurrent = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims) {
       cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());

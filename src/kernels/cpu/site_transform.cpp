@@ -2,7 +2,7 @@
 
 #include "core/cpu_features.h"
 #include "hadamard/transform.h"
-#include "kernels/cpu/swiglu.h"
+#include "kernels/cpu/silu.h"
 #include "kernels/ref/site_transform.h"
 
 namespace tern::kernels::cpu {
@@ -53,10 +53,10 @@ void site_inverse(float* x, int64_t n_tokens, int64_t width, std::span<const flo
 
 void swiglu_site(float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
                  int64_t block) {
-  const SwigluKernel swiglu = swiglu_kernel();
+  const SiluKernel silu = silu_kernel();
   const bool fast = block > 0 && fast_path(width, signs, block);
   for (int64_t t = 0; t < n_tokens; ++t) {
-    swiglu(gate + t * width, up + t * width, width);
+    silu(gate + t * width, gate + t * width, up + t * width, width);
     if (fast) transform_rows(gate + t * width, 1, width, signs, {}, block);
   }
   if (block > 0 && !fast) ref::site_forward(gate, n_tokens, width, signs, block);

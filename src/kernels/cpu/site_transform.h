@@ -15,7 +15,7 @@ void site_inverse(float* x, int64_t n_tokens, int64_t width, std::span<const flo
 
 // The FFN's inner activation and its site in one pass per row (model-spec §5.5, §4.4): gate ←
 // T_K(silu(gate) · up) with the ffn_inner signs, each row transformed while it is still in cache; block 0
-// means a dense file (no site). ref::swiglu then ref::site_forward up to swiglu.h's rounding.
+// means a dense file (no site). ref::swiglu then ref::site_forward up to silu.h's rounding.
 void swiglu_site(float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
                  int64_t block);
 

@@ -23,6 +23,11 @@ inline float softplus(float x) {
   return static_cast<float>(std::log1p(std::exp(static_cast<double>(x))));
 }
 
+// out[i] ← silu(x[i]) over n values (out may be x).
+inline void silu_values(float* out, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = silu(x[i]);
+}
+
 // SwiGLU (model-spec §5.5): gate[i] ← silu(gate[i]) · up[i] over n values.
 inline void swiglu(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = silu(gate[i]) * up[i];

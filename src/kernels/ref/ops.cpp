@@ -21,6 +21,7 @@ const Ops& reference_ops() {
                           TokenRows rows) { ref::matmul_shared(targets, x, rows.count); },
       .site_forward = ref::site_forward,
       .site_inverse = ref::site_inverse,
+      .silu = ref::silu_values,
       .swiglu_site =
           [](float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
              int64_t block) {

@@ -1,0 +1,18 @@
+#include "kernels/cpu/silu.h"
+
+#include "core/cpu_features.h"
+#include "kernels/ref/activation.h"
+
+namespace tern::kernels::cpu {
+
+void silu_scalar(float* out, const float* x, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = up == nullptr ? ref::silu(x[i]) : ref::silu(x[i]) * up[i];
+}
+
+SiluKernel silu_kernel() {
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx512_vnni()) return silu_avx512;
+  return cpu.has_avx2_fma() ? silu_avx2 : silu_scalar;
+}
+
+}  // namespace tern::kernels::cpu
