@@ -11,17 +11,32 @@
 
 namespace tern {
 
+namespace {
+
+size_t whole_huge_pages(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
+// A zero-filled mapping of `size` bytes (whole huge pages) advised MADV_HUGEPAGE, or nullptr with errno
+// set. The advice is only advice: without transparent huge pages the memory works on 4 KiB pages.
+void* map_huge_pages(size_t size) {
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  ::madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+}  // namespace
+
 HugePageBuffer HugePageBuffer::allocate(size_t bytes, const char* what) {
   HugePageBuffer buffer;
   if (bytes == 0) return buffer;
-  const size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
+  const size_t size = whole_huge_pages(bytes);
+  void* p = map_huge_pages(size);
+  if (p == nullptr) {
     const int err = errno;
     fail(ErrorKind::kIo, "{}: cannot map {} bytes of memory: {}", what, size, std::strerror(err));
   }
-  // Advice only: without transparent huge pages (or with them off) the buffer works on 4 KiB pages.
-  ::madvise(p, size, MADV_HUGEPAGE);
   buffer.data_ = static_cast<uint8_t*>(p);
   buffer.size_ = size;
   return buffer;
@@ -49,20 +64,10 @@ void HugePageBuffer::release() {
   size_ = 0;
 }
 
-namespace {
-
-size_t whole_huge_pages(size_t bytes) {
-  return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-}
-
-}  // namespace
-
 void* allocate_streamed(size_t bytes) {
   if (bytes < kHugePageBytes) return ::operator new(bytes);
-  void* p =
-      ::mmap(nullptr, whole_huge_pages(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  ::madvise(p, whole_huge_pages(bytes), MADV_HUGEPAGE);
+  void* p = map_huge_pages(whole_huge_pages(bytes));
+  if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 
