@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
+#include "quant/trit_planes.h"
 
 namespace tern::quant {
 namespace {
@@ -109,11 +111,14 @@ struct TernaryChunk {
   std::array<uint16_t, 2> d_bits;  // scales of elements 0..63 and 64..127
 };
 
+// Bytes of a chunk in a row of `type` (trit planes are not chunk by chunk: their codec takes the row).
 size_t chunk_bytes(TensorType type) {
   return type == TensorType::kQ2_0 ? 2 * kQ2Bytes : traits(type).block_bytes;
 }
 
-void read_chunk(TensorType type, const uint8_t* src, TernaryChunk& chunk) {
+// Chunk c of a row of k values.
+void read_chunk(TensorType type, const uint8_t* row, int64_t k, int64_t c, TernaryChunk& chunk) {
+  const uint8_t* src = row + static_cast<size_t>(c) * chunk_bytes(type);
   switch (type) {
     case TensorType::kPQ2_0:
       pq2_unpack(src, chunk.codes.data(), &chunk.d_bits[0]);
@@ -130,6 +135,10 @@ void read_chunk(TensorType type, const uint8_t* src, TernaryChunk& chunk) {
         unpack_codes(block + 2, kQ2Block, chunk.codes.data() + half * kQ2Block);
       }
       return;
+    case TensorType::kTritPlanes:
+      trit_planes_load_block(row, k, c, chunk.codes.data(), &chunk.d_bits[0]);
+      chunk.d_bits[1] = chunk.d_bits[0];
+      return;
     default:
       fail(ErrorKind::kInternal, "read_chunk: {} is not ternary", traits(type).name);
   }
@@ -140,8 +149,13 @@ int64_t source_block(TensorType from, int64_t chunk, int e) {
   return from == TensorType::kQ2_0 ? 2 * chunk + e / kQ2Block : chunk;
 }
 
+// A trit-planes row is written whole from these (transcode_row).
+thread_local std::vector<uint8_t> row_trits;
+thread_local std::vector<uint16_t> row_scales;
+
 void write_chunk(TensorType from, TensorType to, const TernaryChunk& chunk, int64_t index, const char* where,
-                 uint8_t* dst) {
+                 uint8_t* row) {
+  uint8_t* dst = row + static_cast<size_t>(index) * chunk_bytes(to);
   if (to != TensorType::kQ2_0 && chunk.d_bits[0] != chunk.d_bits[1]) {
     fail(ErrorKind::kFormat,
          "{}: q2_0 blocks {} and {} have different scales ({:#06x}, {:#06x}); {} holds one scale per 128 "
@@ -153,14 +167,20 @@ void write_chunk(TensorType from, TensorType to, const TernaryChunk& chunk, int6
       pq2_pack(chunk.codes.data(), chunk.d_bits[0], dst);
       return;
     case TensorType::kPTQ1_0:
+    case TensorType::kTritPlanes:
       for (int e = 0; e < kTernaryBlock; ++e) {
         if (chunk.codes[e] > 2) {
-          fail(ErrorKind::kFormat,
-               "{}: {} block {} holds code 3 (+2d) at element {}, which ptq1_0 cannot store", where,
-               traits(from).name, source_block(from, index, e), e % traits(from).block_elems);
+          fail(ErrorKind::kFormat, "{}: {} block {} holds code 3 (+2d) at element {}, which {} cannot store",
+               where, traits(from).name, source_block(from, index, e), e % traits(from).block_elems,
+               traits(to).name);
         }
       }
-      ptq1_pack(chunk.codes.data(), chunk.d_bits[0], dst);
+      if (to == TensorType::kPTQ1_0) {
+        ptq1_pack(chunk.codes.data(), chunk.d_bits[0], dst);
+      } else {  // gathered for trit_planes_store_row
+        std::memcpy(row_trits.data() + index * kTernaryBlock, chunk.codes.data(), kTernaryBlock);
+        row_scales[static_cast<size_t>(index)] = chunk.d_bits[0];
+      }
       return;
     case TensorType::kQ2_0:
       for (int half = 0; half < 2; ++half) {
@@ -248,6 +268,12 @@ void dequantize_row(TensorType type, const uint8_t* src, float* dst, int64_t k) 
         dequantize_codes(codes.data(), kTernaryBlock, d_bits, dst + b * kTernaryBlock);
       }
       return;
+    case TensorType::kTritPlanes:
+      for (int64_t b = 0; b < blocks; ++b) {
+        trit_planes_load_block(src, k, b, codes.data(), &d_bits);
+        dequantize_codes(codes.data(), kTernaryBlock, d_bits, dst + b * kTernaryBlock);
+      }
+      return;
   }
   fail(ErrorKind::kInternal, "dequantize_row: unhandled type {}", traits(type).name);
 }
@@ -286,6 +312,16 @@ void quantize_row(TensorType type, const float* src, uint8_t* dst, int64_t k) {
         ptq1_pack(codes.data(), d_bits, dst + b * static_cast<int64_t>(kPtq1Bytes));
       }
       return;
+    case TensorType::kTritPlanes: {
+      std::vector<uint8_t> trits(static_cast<size_t>(k));
+      std::vector<uint16_t> scales(static_cast<size_t>(blocks));
+      for (int64_t b = 0; b < blocks; ++b) {
+        scales[static_cast<size_t>(b)] = quantize_codes(src + b * kTernaryBlock, kTernaryBlock, 2,
+                                                        trits.data() + b * kTernaryBlock, type, b);
+      }
+      trit_planes_store_row(dst, k, trits.data(), scales.data());
+      return;
+    }
   }
   fail(ErrorKind::kInternal, "quantize_row: unhandled type {}", traits(type).name);
 }
@@ -309,13 +345,17 @@ void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* 
   if (k < 0 || k % kTernaryBlock != 0) {
     fail(ErrorKind::kInput, "{}: {} values is not a whole number of 128-value blocks", where, k);
   }
-  const size_t from_bytes = chunk_bytes(from);
-  const size_t to_bytes = chunk_bytes(to);
-  TernaryChunk chunk;
-  for (int64_t c = 0; c < k / kTernaryBlock; ++c) {
-    read_chunk(from, src + static_cast<size_t>(c) * from_bytes, chunk);
-    write_chunk(from, to, chunk, c, where, dst + static_cast<size_t>(c) * to_bytes);
+  const int64_t chunks = k / kTernaryBlock;
+  if (to == TensorType::kTritPlanes) {
+    row_trits.resize(static_cast<size_t>(k));
+    row_scales.resize(static_cast<size_t>(chunks));
   }
+  TernaryChunk chunk;
+  for (int64_t c = 0; c < chunks; ++c) {
+    read_chunk(from, src, k, c, chunk);
+    write_chunk(from, to, chunk, c, where, dst);
+  }
+  if (to == TensorType::kTritPlanes) trit_planes_store_row(dst, k, row_trits.data(), row_scales.data());
 }
 
 }  // namespace tern::quant

@@ -4,31 +4,34 @@
 #include <limits>
 
 #include "core/error.h"
+#include "quant/trit_planes.h"
 
 namespace tern::quant {
 namespace {
 
-constexpr std::array<TypeTraits, 6> kTraits{{
-    {TensorType::kF32, "f32", 1, 4, false},
-    {TensorType::kF16, "f16", 1, 2, false},
-    {TensorType::kBF16, "bf16", 1, 2, false},
-    {TensorType::kQ2_0, "q2_0", 64, 18, true},
-    {TensorType::kPQ2_0, "pq2_0", 128, 34, true},
-    {TensorType::kPTQ1_0, "ptq1_0", 128, 28, true},
+// Trit planes' block_bytes is the scale's 2 bytes plus 25.6 of trits, rounded up.
+constexpr std::array<TypeTraits, 7> kTraits{{
+    {TensorType::kF32, "f32", 1, 4, false, true},
+    {TensorType::kF16, "f16", 1, 2, false, true},
+    {TensorType::kBF16, "bf16", 1, 2, false, true},
+    {TensorType::kQ2_0, "q2_0", 64, 18, true, true},
+    {TensorType::kPQ2_0, "pq2_0", 128, 34, true, true},
+    {TensorType::kPTQ1_0, "ptq1_0", 128, 28, true, true},
+    {TensorType::kTritPlanes, "trit_planes", 128, 28, true, false},
 }};
 
 }  // namespace
 
 std::optional<TensorType> type_from_id(uint32_t id) {
   for (const auto& t : kTraits) {
-    if (static_cast<uint32_t>(t.type) == id) return t.type;
+    if (t.in_files && static_cast<uint32_t>(t.type) == id) return t.type;
   }
   return std::nullopt;
 }
 
 std::optional<TensorType> type_from_name(std::string_view name) {
   for (const auto& t : kTraits) {
-    if (t.name == name) return t.type;
+    if (t.in_files && t.name == name) return t.type;
   }
   return std::nullopt;
 }
@@ -43,6 +46,7 @@ const TypeTraits& traits(TensorType type) {
 std::optional<size_t> row_bytes(TensorType type, int64_t k) {
   const TypeTraits& t = traits(type);
   if (k < 0 || k % t.block_elems != 0) return std::nullopt;
+  if (type == TensorType::kTritPlanes) return trit_planes_row_bytes(k);
   const uint64_t blocks = static_cast<uint64_t>(k / t.block_elems);
   if (blocks > std::numeric_limits<uint64_t>::max() / t.block_bytes) return std::nullopt;
   return static_cast<size_t>(blocks * t.block_bytes);

@@ -16,6 +16,9 @@ enum class TensorType : uint32_t {
   kBF16 = 30,
   kPQ2_0 = 142,   // Prism Q2_0 at group 128: {fp16 d; u8 qs[32]}
   kPTQ1_0 = 143,  // Prism ternary, group 128: {u8 qs[24]; u8 qh[2]; fp16 d}
+  // tern's in-memory re-pack of PTQ1_0 (quant/trit_planes.h): not a ggml id, never read from or written
+  // to a file.
+  kTritPlanes = 0x10000 + 143,
 };
 
 struct TypeTraits {
@@ -24,11 +27,12 @@ struct TypeTraits {
   int64_t block_elems;    // values per block
   size_t block_bytes;     // bytes per block
   bool ternary;           // values are (code-1)*d with code in {0,1,2} (PQ2_0 may also hold code 3)
+  bool in_files;          // a GGUF tensor may have it (false: an in-memory form only)
 };
 
-// nullopt for an id tern does not know.
+// nullopt for an id tern does not know (or an in-memory form's).
 std::optional<TensorType> type_from_id(uint32_t id);
-// By lower-case name ("pq2_0"); nullopt if unknown.
+// By lower-case name ("pq2_0"); nullopt if unknown or not a file type.
 std::optional<TensorType> type_from_name(std::string_view name);
 const TypeTraits& traits(TensorType type);
 inline bool is_ternary(TensorType type) {
@@ -36,6 +40,7 @@ inline bool is_ternary(TensorType type) {
 }
 
 // Bytes of one row of k values; nullopt if k is not a multiple of the block or the size overflows.
+// Trit planes rows are not blocks × block_bytes (quant/trit_planes.h).
 std::optional<size_t> row_bytes(TensorType type, int64_t k);
 
 }  // namespace tern::quant

@@ -78,8 +78,9 @@ TEST_P(RefMatmul, EmbeddingGathersTheDecodedRow) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, RefMatmul,
-                         testing::Values(TensorType::kPQ2_0, TensorType::kPTQ1_0, TensorType::kQ2_0,
-                                         TensorType::kF32, TensorType::kF16, TensorType::kBF16),
+                         testing::Values(TensorType::kPQ2_0, TensorType::kPTQ1_0, TensorType::kTritPlanes,
+                                         TensorType::kQ2_0, TensorType::kF32, TensorType::kF16,
+                                         TensorType::kBF16),
                          [](const auto& param_info) {
                            return std::string(quant::traits(param_info.param).name);
                          });

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "quant/codec.h"
+#include "quant/trit_planes.h"
 
 namespace tern::kernels::ref {
 
@@ -55,6 +56,17 @@ double dot_ptq1(const uint8_t* row, int64_t cols, const float* x) {
   return acc;
 }
 
+double dot_trit_planes(const uint8_t* row, int64_t cols, const float* x) {
+  double acc = 0.0;
+  uint8_t trits[quant::kTernaryBlock];
+  for (int64_t b = 0; b < cols / quant::kTernaryBlock; ++b) {
+    uint16_t d_bits;
+    quant::trit_planes_load_block(row, cols, b, trits, &d_bits);
+    acc += ternary_block(trits, quant::kTernaryBlock, d_bits, x + b * quant::kTernaryBlock);
+  }
+  return acc;
+}
+
 double dot_f32(const uint8_t* row, int64_t cols, const float* x) {
   double acc = 0.0;
   for (int64_t k = 0; k < cols; ++k) {
@@ -86,6 +98,8 @@ float dot_row(const MatrixView& w, int64_t row, const float* x) {
       return static_cast<float>(dot_2bit_blocks(bytes, w.cols, quant::kTernaryBlock, x));
     case quant::TensorType::kPTQ1_0:
       return static_cast<float>(dot_ptq1(bytes, w.cols, x));
+    case quant::TensorType::kTritPlanes:
+      return static_cast<float>(dot_trit_planes(bytes, w.cols, x));
     case quant::TensorType::kQ2_0:
       return static_cast<float>(dot_2bit_blocks(bytes, w.cols, 64, x));
     case quant::TensorType::kF32:
