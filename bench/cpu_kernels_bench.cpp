@@ -21,6 +21,8 @@
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/silu.h"
+#include "kernels/cpu/trit_planes.h"
+#include "quant/codec.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -83,7 +85,7 @@ void BM_Pq2Matmul(benchmark::State& state) {
   const Pq2RowsKernel kernel = tokens == 1 ? pq2_decode_kernel() : pq2_prompt_kernel(tokens);
   size_t copy = 0;
   for (auto _ : state) {
-    const Pq2Matrix w{arena + copy * matrix_bytes, n, k, row_bytes};
+    const TernaryMatrix w{arena + copy * matrix_bytes, n, k, row_bytes};
     pq2_matmul(y.data(), w, acts, &pool, kernel);
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % copies;
@@ -133,7 +135,7 @@ void BM_Pq2KernelHot(benchmark::State& state) {
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
   std::vector<float> y(static_cast<size_t>(kN * tokens));
-  const Pq2Matrix w{weight_arena(), kN, kK, row_bytes};
+  const TernaryMatrix w{weight_arena(), kN, kK, row_bytes};
   for (auto _ : state) {
     pq2_matmul(y.data(), w, acts, nullptr, kernels[index].second);
     benchmark::DoNotOptimize(y.data());
@@ -144,6 +146,34 @@ void BM_Pq2KernelHot(benchmark::State& state) {
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Pq2KernelHot)->ArgsProduct({{0, 1, 2, 3}, {1, 4, 16, 64}})->Unit(benchmark::kMicrosecond);
+
+// The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); arg: tokens.
+void BM_TritPlanesKernelHot(benchmark::State& state) {
+  if (!cpu_features().has_avx512_vbmi()) {
+    state.SkipWithError("no AVX-512 VBMI here");
+    return;
+  }
+  const int64_t tokens = state.range(0);
+  constexpr int64_t kK = 5120, kN = 128;
+  const size_t row_bytes = *quant::row_bytes(quant::TensorType::kTritPlanes, kK);
+  std::vector<uint8_t> bytes(row_bytes * kN);
+  const std::vector<float> values = gaussian(kK * kN);
+  for (int64_t r = 0; r < kN; ++r)
+    quant::quantize_row(quant::TensorType::kTritPlanes, &values[r * kK], &bytes[r * row_bytes], kK);
+  const std::vector<float> x = gaussian(kK * tokens);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
+  std::vector<float> y(static_cast<size_t>(kN * tokens));
+  const TernaryMatrix w{bytes.data(), kN, kK, row_bytes, quant::TensorType::kTritPlanes};
+  for (auto _ : state) {
+    pq2_matmul(y.data(), w, acts, nullptr, trit_planes_rows_lanes);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GMAC/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_TritPlanesKernelHot)->Arg(1)->Arg(4)->Unit(benchmark::kMicrosecond);
 
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})

@@ -20,6 +20,8 @@ struct CpuFeatures {
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }
+  // AVX-512 VBMI's byte permutes with VNNI: the trit planes kernels (kernels/cpu/trit_planes.h).
+  bool has_avx512_vbmi() const { return avx512vbmi && has_avx512_vnni(); }
   // The AMX kernels also use AVX-512 VBMI for their layout shuffles (every AMX CPU has it).
   bool has_amx_int8() const { return amx_int8 && avx512vbmi && has_avx512_vnni(); }
   std::string describe() const;

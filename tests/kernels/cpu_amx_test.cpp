@@ -18,7 +18,7 @@ namespace {
 
 struct RandomMatrix {
   std::vector<uint8_t> bytes;
-  Pq2Matrix view;
+  TernaryMatrix view;
 };
 
 // Random codes 0..3 (3, the +2·d code, included) and scales of both signs.
@@ -33,7 +33,7 @@ RandomMatrix random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
     std::memcpy(&m.bytes[at], &d, 2);
     for (size_t i = 2; i < kPq2BlockBytes; ++i) m.bytes[at + i] = static_cast<uint8_t>(rng());
   }
-  m.view = Pq2Matrix{m.bytes.data(), rows, cols, row_bytes};
+  m.view = TernaryMatrix{m.bytes.data(), rows, cols, row_bytes};
   return m;
 }
 

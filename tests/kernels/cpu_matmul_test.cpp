@@ -25,7 +25,7 @@ namespace {
 struct Weights {
   std::vector<uint8_t> bytes;
   std::vector<float> dense;  // dequantised, [rows][cols]
-  Pq2Matrix view;
+  TernaryMatrix view;
 };
 
 // Random PQ2_0 rows; codes 0..2 with code 3 (+2d) sprinkled in, scales around 0.02 with random signs.
@@ -46,7 +46,7 @@ Weights random_weights(int64_t rows, int64_t cols, uint32_t seed) {
     quant::dequantize_row(quant::TensorType::kPQ2_0, w.bytes.data() + static_cast<size_t>(r) * row_bytes,
                           w.dense.data() + r * cols, cols);
   }
-  w.view = Pq2Matrix{w.bytes.data(), rows, cols, row_bytes};
+  w.view = TernaryMatrix{w.bytes.data(), rows, cols, row_bytes};
   return w;
 }
 
@@ -322,9 +322,9 @@ TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
   ThreadPool pool(2);
   for (Pq2RowsKernel kernel : kernels()) {
     std::vector<float> ya(kTokens * 37), yb(kTokens * 8), yc(kTokens * 101);
-    const Pq2Target targets[] = {{ya.data(), a.view}, {yb.data(), b.view}, {yc.data(), c.view}};
+    const TernaryTarget targets[] = {{ya.data(), a.view}, {yb.data(), b.view}, {yc.data(), c.view}};
     pq2_matmul_shared(targets, acts, &pool, kernel);
-    for (const Pq2Target& t : targets) {
+    for (const TernaryTarget& t : targets) {
       std::vector<float> alone(static_cast<size_t>(kTokens * t.w.rows));
       pq2_matmul(alone.data(), t.w, acts, nullptr, kernel);
       EXPECT_EQ(alone, std::vector<float>(t.y, t.y + alone.size()))

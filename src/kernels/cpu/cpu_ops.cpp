@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_ops.h"
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/attention_cpu.h"
@@ -8,6 +9,7 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/silu.h"
 #include "kernels/cpu/site_transform.h"
+#include "kernels/cpu/trit_planes.h"
 #include "kernels/ref/matmul.h"
 
 namespace tern::kernels {
@@ -16,15 +18,29 @@ namespace {
 
 thread_local ThreadPool* cpu_pool = nullptr;
 
-constexpr size_t kMaxShared = 8;  // PQ2_0 matrices over one activation (q/k/v, gate/up)
+constexpr size_t kMaxShared = 8;  // ternary matrices over one activation (q/k/v, gate/up)
+
+// The two forms the int8 kernels read. model::Model holds every ternary matrix in one of them: PQ2_0,
+// or PTQ1_0 as trit planes where the CPU has VBMI (else transcoded to PQ2_0 at load).
+constexpr quant::TensorType kFastForms[] = {quant::TensorType::kPQ2_0, quant::TensorType::kTritPlanes};
 
 bool is_fast_ternary(const MatrixView& w) {
-  return w.type == quant::TensorType::kPQ2_0 && w.cols % cpu::kActBlock == 0;
+  const bool planes_here = cpu_features().has_avx512_vbmi();
+  return w.cols % cpu::kActBlock == 0 &&
+         (w.type == quant::TensorType::kPQ2_0 || (w.type == quant::TensorType::kTritPlanes && planes_here));
+}
+
+cpu::Pq2RowsKernel decode_kernel(quant::TensorType form) {
+  return form == quant::TensorType::kTritPlanes ? cpu::trit_planes_rows_lanes : cpu::pq2_decode_kernel();
+}
+
+cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
+  return form == quant::TensorType::kTritPlanes ? cpu::trit_planes_rows_prompt
+                                                : cpu::pq2_prompt_kernel(n_tokens);
 }
 
 // Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, anything
-// else (Q2_0, a conversion format, not a model's: model::Model holds every ternary matrix as PQ2_0,
-// PTQ1_0 transcoded at load) through the oracle.
+// else (Q2_0, a conversion format, not a model's) through the oracle.
 void other_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
   if (cpu::is_dense_type(w.type)) {
     cpu::dense_matmul(y, w, x, n_tokens, cpu_pool);
@@ -33,35 +49,42 @@ void other_matmul(float* y, const MatrixView& w, const float* x, int64_t n_token
   }
 }
 
-// One pass of the PQ2_0 targets over tokens [first, first + count) of their shared activations.
-void pq2_pass(std::span<const cpu::Pq2Target> targets, const cpu::QuantizedActs& acts, int64_t first,
-              int64_t count, cpu::Pq2RowsKernel kernel) {
-  if (count == 0) return;
-  cpu::Pq2Target part[kMaxShared];
+// One pass of the targets over tokens [first, first + count) of their shared activations.
+void ternary_pass(std::span<const cpu::TernaryTarget> targets, const cpu::QuantizedActs& acts, int64_t first,
+                  int64_t count, cpu::Pq2RowsKernel kernel) {
+  if (count == 0 || targets.empty()) return;
+  cpu::TernaryTarget part[kMaxShared];
   for (size_t i = 0; i < targets.size(); ++i)
     part[i] = {targets[i].y + first * targets[i].w.rows, targets[i].w};
   cpu::pq2_matmul_shared({part, targets.size()}, acts.slice(first, count), cpu_pool, kernel);
 }
 
-// The PQ2_0 targets share one quantisation of x; decode and prompt tokens then take their own kernels
-// (pq2_matmul.h). Any other target goes alone.
+// The ternary targets share one quantisation of x; decode and prompt tokens then take their own kernels
+// (pq2_matmul.h), per form. Any other target goes alone.
 void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
-  cpu::Pq2Target pq2[kMaxShared];
+  cpu::TernaryTarget fast[kMaxShared];
   size_t count = 0;
   for (const MatmulTarget& t : targets) {
-    if (is_fast_ternary(t.w) && count < kMaxShared && (count == 0 || pq2[0].w.cols == t.w.cols)) {
-      pq2[count++] = cpu::Pq2Target{t.y, cpu::Pq2Matrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes}};
+    if (is_fast_ternary(t.w) && count < kMaxShared && (count == 0 || fast[0].w.cols == t.w.cols)) {
+      fast[count++] =
+          cpu::TernaryTarget{t.y, cpu::TernaryMatrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes, t.w.type}};
     } else {
       other_matmul(t.y, t.w, x, rows.count);
     }
   }
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, pq2[0].w.cols, rows.count, cpu_pool);
-  const std::span<const cpu::Pq2Target> shared(pq2, count);
-  pq2_pass(shared, acts, 0, rows.decoding, cpu::pq2_decode_kernel());
+  const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool);
   const int64_t prompt = rows.count - rows.decoding;
-  pq2_pass(shared, acts, rows.decoding, prompt, cpu::pq2_prompt_kernel(prompt));
+  for (const quant::TensorType form : kFastForms) {
+    cpu::TernaryTarget same[kMaxShared];
+    size_t n = 0;
+    for (size_t i = 0; i < count; ++i)
+      if (fast[i].w.type == form) same[n++] = fast[i];
+    const std::span<const cpu::TernaryTarget> shared(same, n);
+    ternary_pass(shared, acts, 0, rows.decoding, decode_kernel(form));
+    ternary_pass(shared, acts, rows.decoding, prompt, prompt_kernel(form, prompt));
+  }
 }
 
 void cpu_matmul(float* y, const MatrixView& w, const float* x, TokenRows rows) {

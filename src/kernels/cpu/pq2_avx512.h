@@ -1,10 +1,13 @@
-// The AVX-512 VNNI PQ2_0 steps both AVX-512 kernels share (the lane order and the group order,
-// pq2_matmul.h); included only by files compiled for AVX-512 VNNI (*_avx512.cpp).
+// The AVX-512 VNNI PQ2_0 steps the AVX-512 kernels share (the lane order and the group order,
+// pq2_matmul.h, and the trit planes' lane order, trit_planes.h); included only by files compiled for
+// AVX-512 VNNI (*_avx512.cpp, *_vbmi.cpp).
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
+
+#include "kernels/cpu/act_quant.h"
 
 namespace tern::kernels::cpu::avx512 {
 
@@ -31,6 +34,34 @@ inline __m512i lane_dots(const Codes& codes, const int8_t* q_block, const int32_
   dot = _mm512_dpbusd_epi32(dot, codes.c01, _mm512_load_si512(q + 2));
   dot = _mm512_dpbusd_epi32(dot, codes.c23, _mm512_load_si512(q + 3));
   return _mm512_sub_epi32(dot, _mm512_load_si512(s + 1));
+}
+
+// A block's fp16 scale in every lane.
+inline __m512 broadcast_scale(uint16_t d_bits) {
+  return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(d_bits)));
+}
+
+// One token's activations as the lane order reads them, block by block.
+struct LaneActs {
+  const int8_t* q;
+  const int32_t* sums;
+  const float* scales;
+
+  LaneActs(const QuantizedActs& a, int64_t token)
+      : q(a.token_q(token)), sums(a.token_zmm_sums(token)), scales(a.token_zmm_scales(token)) {}
+  LaneActs(const int8_t* q_, const int32_t* sums_, const float* scales_)
+      : q(q_), sums(sums_), scales(scales_) {}
+  // The same token from block `first` on.
+  LaneActs from(int64_t first) const {
+    return {q + first * kActBlockBytes, sums + first * kZmmSums, scales + first * kZmmLanes};
+  }
+};
+
+// The lane order's step for block b of one token: acc + lane dot · d_w · lane step.
+inline __m512 lane_step(__m512 acc, const Codes& codes, __m512 d_w, const LaneActs& a, int64_t b) {
+  const __m512i dot = lane_dots(codes, a.q + b * kActBlockBytes, a.sums + b * kZmmSums);
+  const __m512 scale = _mm512_mul_ps(d_w, _mm512_load_ps(a.scales + b * kZmmLanes));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
 }
 
 }  // namespace tern::kernels::cpu::avx512

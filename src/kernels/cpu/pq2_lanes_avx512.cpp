@@ -25,15 +25,11 @@ struct Avx512Lanes {
   static Codes unpack(const uint8_t* block) {
     uint16_t bits;
     std::memcpy(&bits, block, sizeof bits);
-    return Codes{avx512::unpack(block), _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(bits)))};
+    return Codes{avx512::unpack(block), avx512::broadcast_scale(bits)};
   }
 
-  // acc + lane dot · d_w · lane step.
   static Acc step(Acc acc, const Codes& codes, const QuantizedActs& a, int64_t token, int64_t b) {
-    const __m512i dot = avx512::lane_dots(codes.codes, a.token_q(token) + b * kActBlockBytes,
-                                          a.token_zmm_sums(token) + b * kZmmSums);
-    const __m512 scale = _mm512_mul_ps(codes.d_w, _mm512_load_ps(a.token_zmm_scales(token) + b * kZmmLanes));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
+    return avx512::lane_step(acc, codes.codes, codes.d_w, avx512::LaneActs(a, token), b);
   }
 
   static float sum(Acc v) { return _mm512_reduce_add_ps(v); }
@@ -41,9 +37,9 @@ struct Avx512Lanes {
 
 }  // namespace
 
-void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                            int64_t row_begin, int64_t row_end) {
-  tiling::rows<Avx512Lanes, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
+  tiling::rows<tiling::BlockTiles<Avx512Lanes>, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
 }
 
 }  // namespace tern::kernels::cpu

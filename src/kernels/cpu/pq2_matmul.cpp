@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "core/cpu_features.h"
 #include "core/error.h"
@@ -32,7 +33,7 @@ int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_sum, int
 
 }  // namespace
 
-void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                      int64_t row_begin, int64_t row_end) {
   const int64_t blocks = a.blocks();
   for (int64_t t = 0; t < a.n_tokens; ++t) {
@@ -70,32 +71,33 @@ Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
   return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_avx512_groups;
 }
 
-void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool) {
+void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, ThreadPool* pool) {
   pq2_matmul(y, w, a, pool, pq2_prompt_kernel(a.n_tokens));
 }
 
-void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool,
+void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, ThreadPool* pool,
                 Pq2RowsKernel kernel) {
-  const Pq2Target target{y, w};
+  const TernaryTarget target{y, w};
   pq2_matmul_shared({&target, 1}, a, pool, kernel);
 }
 
-void pq2_matmul_shared(std::span<const Pq2Target> targets, const QuantizedActs& a, ThreadPool* pool,
+void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
                        Pq2RowsKernel kernel) {
   int64_t groups = 0;  // row groups of all targets together
-  for (const Pq2Target& t : targets) {
-    const Pq2Matrix& w = t.w;
-    if (w.cols != a.k || w.cols % kActBlock != 0 || w.rows < 0 ||
-        w.row_bytes < static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes) {
-      fail(ErrorKind::kInternal, "pq2_matmul: weight {}x{} (row {} bytes) does not match activations k={}",
-           w.rows, w.cols, w.row_bytes, a.k);
+  for (const TernaryTarget& t : targets) {
+    const TernaryMatrix& w = t.w;
+    const std::optional<size_t> row_bytes = quant::row_bytes(w.type, w.cols);
+    if (w.cols != a.k || w.cols % kActBlock != 0 || w.rows < 0 || !row_bytes || w.row_bytes < *row_bytes ||
+        !(w.type == quant::TensorType::kPQ2_0 || w.type == quant::TensorType::kTritPlanes)) {
+      fail(ErrorKind::kInternal, "pq2_matmul: {} weight {}x{} (row {} bytes) does not match activations k={}",
+           quant::traits(w.type).name, w.rows, w.cols, w.row_bytes, a.k);
     }
     groups += (w.rows + kRowGrain - 1) / kRowGrain;
   }
   // Runs the global row groups [first, last) of the concatenated targets.
   const auto run_groups = [&](int64_t first, int64_t last) {
     int64_t base = 0;
-    for (const Pq2Target& t : targets) {
+    for (const TernaryTarget& t : targets) {
       const int64_t own = (t.w.rows + kRowGrain - 1) / kRowGrain;
       const int64_t begin = std::max(first, base), end = std::min(last, base + own);
       if (begin < end) {

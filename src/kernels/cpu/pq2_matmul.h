@@ -22,6 +22,7 @@
 #include <span>
 
 #include "kernels/cpu/act_quant.h"
+#include "quant/types.h"
 
 namespace tern {
 class ThreadPool;
@@ -31,33 +32,35 @@ namespace tern::kernels::cpu {
 
 inline constexpr size_t kPq2BlockBytes = 34;  // {fp16 d; u8 qs[32]}
 
-// A PQ2_0 matrix as stored in the file: `rows` rows of cols/128 blocks, row r at data + r * row_bytes.
-struct Pq2Matrix {
+// A ternary matrix: `rows` rows of cols/128 blocks, row r at data + r * row_bytes, each row PQ2_0 as
+// stored in the file or trit planes (quant/trit_planes.h, read by the kernels of trit_planes.h).
+struct TernaryMatrix {
   const uint8_t* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
   size_t row_bytes = 0;
+  quant::TensorType type = quant::TensorType::kPQ2_0;
 };
 
 // y[t * y_stride + r] = row r of W · token t, for rows [row_begin, row_end) and every token of `a`.
-using Pq2RowsKernel = void (*)(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+using Pq2RowsKernel = void (*)(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                                int64_t row_begin, int64_t row_end);
 
-void pq2_rows_scalar(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                      int64_t row_begin, int64_t row_end);
 // Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
-void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
-                   int64_t row_end);
+void pq2_rows_avx2(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                   int64_t row_begin, int64_t row_end);
 // Need AVX-512 F/BW/VL + VNNI (cpu_features().has_avx512_vnni()).
-void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                            int64_t row_begin, int64_t row_end);
-void pq2_rows_avx512_groups(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
 
 // Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
 // 16-token tile costs the same however few of its tokens are real.
-void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
-                  int64_t row_end);
+void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                  int64_t row_begin, int64_t row_end);
 
 // From this many tokens the AMX kernel beats AVX-512 VNNI in group order.
 inline constexpr int64_t kAmxMinTokens = 8;
@@ -68,19 +71,20 @@ Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens);
 
 // y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
 // the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or
-// row_bytes is too small. Allocates nothing.
+// row_bytes is too small for w.type. Allocates nothing. The kernel must be one for w.type.
 // With the prompt kernel for a.n_tokens.
-void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool);
-void pq2_matmul(float* y, const Pq2Matrix& w, const QuantizedActs& a, ThreadPool* pool, Pq2RowsKernel kernel);
+void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, ThreadPool* pool);
+void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, ThreadPool* pool,
+                Pq2RowsKernel kernel);
 
-struct Pq2Target {
+struct TernaryTarget {
   float* y;  // [a.n_tokens][w.rows]
-  Pq2Matrix w;
+  TernaryMatrix w;
 };
 
 // Several matrices over the same activations in one parallel pass: the rows of all targets, taken as
 // one sequence, are split over the pool's threads. Same checks as pq2_matmul, per target.
-void pq2_matmul_shared(std::span<const Pq2Target> targets, const QuantizedActs& a, ThreadPool* pool,
+void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
                        Pq2RowsKernel kernel);
 
 }  // namespace tern::kernels::cpu

@@ -131,7 +131,7 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* act
 }
 
 // Expands rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
-void unpack_panel(const Pq2Matrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
+void unpack_panel(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
   alignas(64) int32_t offsets[kPanelRows];
   for (int n = 0; n < kPanelRows; ++n)
     offsets[n] = static_cast<int32_t>(std::min(n, valid - 1)) * static_cast<int32_t>(w.row_bytes);
@@ -220,8 +220,8 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
 
 }  // namespace
 
-void pq2_rows_amx(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
-                  int64_t row_end) {
+void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                  int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end || a.n_tokens == 0) return;
   if (w.row_bytes > static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows)) {
     pq2_rows_avx512_groups(y, y_stride, w, a, row_begin,

@@ -64,9 +64,9 @@ struct Avx2 {
 
 }  // namespace
 
-void pq2_rows_avx2(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
-                   int64_t row_end) {
-  tiling::rows<Avx2, 4, 2, 4>(y, y_stride, w, a, row_begin, row_end);
+void pq2_rows_avx2(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                   int64_t row_begin, int64_t row_end) {
+  tiling::rows<tiling::BlockTiles<Avx2>, 4, 2, 4>(y, y_stride, w, a, row_begin, row_end);
 }
 
 }  // namespace tern::kernels::cpu

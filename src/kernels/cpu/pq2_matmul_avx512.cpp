@@ -72,8 +72,8 @@ __m512 scale_groups(__m512 acc, __m512i groups, __m512 steps, __m512 d_w) {
 
 // Rows [row, row + valid) (valid ≤ 4; a short quad repeats its last row) × tokens [token, token + T).
 template <int T>
-void quad_tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, const QuadPerms& perms,
-               int64_t row, int valid, int64_t token) {
+void quad_tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+               const QuadPerms& perms, int64_t row, int valid, int64_t token) {
   const int64_t blocks = a.blocks();
   const uint8_t* rows[kQuad];
   for (int r = 0; r < kQuad; ++r)
@@ -117,7 +117,7 @@ void quad_tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedAc
   }
 }
 
-void sweep(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, const QuadPerms& perms,
+void sweep(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, const QuadPerms& perms,
            int64_t row_begin, int64_t row_end, int64_t token_begin, int64_t token_end) {
   for (int64_t row = row_begin; row < row_end; row += kQuad) {
     const int valid = static_cast<int>(std::min<int64_t>(kQuad, row_end - row));
@@ -130,7 +130,7 @@ void sweep(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& 
 
 }  // namespace
 
-void pq2_rows_avx512_groups(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a,
+void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end) {
   static const QuadPerms perms;
   if (a.n_tokens == 1) {

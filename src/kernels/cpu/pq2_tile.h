@@ -7,7 +7,9 @@
 //   Isa::step(acc, codes, acts, b) -> Acc    acc + d_w · (block b of one token's activations)
 //   Isa::sum(acc) -> float
 // A tile of R rows × T tokens unpacks each weight block once and reuses it for T tokens, and reads each
-// activation block once for R rows.
+// activation block once for R rows. sweep and rows take a Tiler (BlockTiles<Isa> for PQ2_0 blocks; the
+// trit planes have their own, trit_planes_vbmi.cpp): a struct with
+//   template <int R, int T> static void tile(y, y_stride, w, a, row, token)
 #pragma once
 
 #include <algorithm>
@@ -20,7 +22,7 @@ namespace tern::kernels::cpu::tiling {
 inline constexpr int64_t kActChunkBytes = 512 * 1024;
 
 template <class Isa, int R, int T>
-void tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row,
+void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
           int64_t token) {
   const int64_t blocks = a.blocks();
   const uint8_t* rows[R];
@@ -48,37 +50,46 @@ void tile(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a
     for (int t = 0; t < T; ++t) y[(token + t) * y_stride + row + r] = Isa::sum(acc[r][t]);
 }
 
+template <class Isa>
+struct BlockTiles {
+  template <int R, int T>
+  static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
+                   int64_t token) {
+    tiling::tile<Isa, R, T>(y, y_stride, w, a, row, token);
+  }
+};
+
 // All rows [row_begin, row_end) for tokens [token_begin, token_end), R rows × T tokens per tile.
-template <class Isa, int R, int T>
-void sweep(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
+template <class Tiler, int R, int T>
+void sweep(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
            int64_t row_end, int64_t token_begin, int64_t token_end) {
   int64_t r = row_begin;
   for (; r + R <= row_end; r += R) {
     int64_t t = token_begin;
-    for (; t + T <= token_end; t += T) tile<Isa, R, T>(y, y_stride, w, a, r, t);
-    for (; t < token_end; ++t) tile<Isa, R, 1>(y, y_stride, w, a, r, t);
+    for (; t + T <= token_end; t += T) Tiler::template tile<R, T>(y, y_stride, w, a, r, t);
+    for (; t < token_end; ++t) Tiler::template tile<R, 1>(y, y_stride, w, a, r, t);
   }
   for (; r < row_end; ++r) {
     int64_t t = token_begin;
-    for (; t + T <= token_end; t += T) tile<Isa, 1, T>(y, y_stride, w, a, r, t);
-    for (; t < token_end; ++t) tile<Isa, 1, 1>(y, y_stride, w, a, r, t);
+    for (; t + T <= token_end; t += T) Tiler::template tile<1, T>(y, y_stride, w, a, r, t);
+    for (; t < token_end; ++t) Tiler::template tile<1, 1>(y, y_stride, w, a, r, t);
   }
 }
 
 // Decode: R_DECODE rows per tile. Prefill: the tokens in chunks whose activations fit L2, each chunk
 // swept with R_PREFILL × T_PREFILL tiles.
-template <class Isa, int R_DECODE, int R_PREFILL, int T_PREFILL>
-void rows(float* y, int64_t y_stride, const Pq2Matrix& w, const QuantizedActs& a, int64_t row_begin,
+template <class Tiler, int R_DECODE, int R_PREFILL, int T_PREFILL>
+void rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
           int64_t row_end) {
   if (a.n_tokens == 1) {
-    sweep<Isa, R_DECODE, 1>(y, y_stride, w, a, row_begin, row_end, 0, 1);
+    sweep<Tiler, R_DECODE, 1>(y, y_stride, w, a, row_begin, row_end, 0, 1);
     return;
   }
   const int64_t per_token = a.blocks() * kActBlockBytes;
   const int64_t chunk = std::max<int64_t>(T_PREFILL, kActChunkBytes / per_token / T_PREFILL * T_PREFILL);
   for (int64_t t = 0; t < a.n_tokens; t += chunk) {
-    sweep<Isa, R_PREFILL, T_PREFILL>(y, y_stride, w, a, row_begin, row_end, t,
-                                     std::min(a.n_tokens, t + chunk));
+    sweep<Tiler, R_PREFILL, T_PREFILL>(y, y_stride, w, a, row_begin, row_end, t,
+                                       std::min(a.n_tokens, t + chunk));
   }
 }
 

@@ -1,0 +1,223 @@
+// AVX-512 VBMI + VNNI kernels for trit planes (trit_planes.h, quant/trit_planes.h).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/cpu/pq2_avx512.h"
+#include "kernels/cpu/pq2_tile.h"
+#include "kernels/cpu/trit_planes.h"
+#include "quant/trit_planes.h"
+
+namespace tern::kernels::cpu {
+
+namespace {
+
+constexpr int64_t kBlocksPerUnit = 5;  // two sources: ten code vectors
+constexpr int64_t kUnitSourceBytes = 2 * quant::kPlaneSourceBytes;
+constexpr int64_t kPromptSlabRows = 1024;
+
+// The lookups of quant/trit_planes.h: slots 0 and 1 from the low six bits, 2w from the low seven
+// (a 128-entry table, two registers), slots 2..4 from u = 2w + H.
+struct Tables {
+  __m512i slot0, slot1, twice_w[2], slot2, slot3, slot4;
+};
+
+Tables make_tables() {
+  alignas(64) uint8_t by_low6[2][64] = {};
+  alignas(64) uint8_t twice_w[128] = {};
+  alignas(64) uint8_t by_u[3][64] = {};
+  for (int low7 = 0; low7 < 128; ++low7) {
+    if ((low7 & 63) == 63) continue;  // never stored
+    const std::array<uint8_t, 5> slots = quant::trit_plane_slots(static_cast<uint8_t>(low7));
+    by_low6[0][low7 & 63] = slots[0];
+    by_low6[1][low7 & 63] = slots[1];
+    twice_w[low7] = static_cast<uint8_t>(9 * slots[2] + 3 * slots[3] + slots[4]);  // u with H = 0
+  }
+  for (int u = 0; u < 27; ++u) {
+    const std::array<uint8_t, 5> slots = quant::trit_plane_slots(quant::trit_plane_byte(
+        {0, 0, static_cast<uint8_t>(u / 9), static_cast<uint8_t>(u / 3 % 3), static_cast<uint8_t>(u % 3)}));
+    for (int s = 0; s < 3; ++s) by_u[s][u] = slots[2 + s];
+  }
+  const auto load = [](const uint8_t* p) { return _mm512_load_si512(p); };
+  return Tables{load(by_low6[0]), load(by_low6[1]), {load(twice_w), load(twice_w + 64)},
+                load(by_u[0]),    load(by_u[1]),    load(by_u[2])};
+}
+
+// The five code vectors of one 64-byte source.
+inline void extract(const uint8_t* source, const Tables& t, __m512i* vectors) {
+  const __m512i bytes = _mm512_loadu_si512(source);
+  vectors[0] = _mm512_permutexvar_epi8(bytes, t.slot0);
+  vectors[1] = _mm512_permutexvar_epi8(bytes, t.slot1);
+  const __m512i twice_w = _mm512_permutex2var_epi8(t.twice_w[0], bytes, t.twice_w[1]);
+  const __m512i u = _mm512_mask_add_epi8(twice_w, _mm512_movepi8_mask(bytes), twice_w, _mm512_set1_epi8(1));
+  vectors[2] = _mm512_permutexvar_epi8(u, t.slot2);
+  vectors[3] = _mm512_permutexvar_epi8(u, t.slot3);
+  vectors[4] = _mm512_permutexvar_epi8(u, t.slot4);
+}
+
+// The fp16 scales of a unit's `count` blocks as fp32: one convert for five blocks, where the PQ2_0 kernels
+// convert each block's own. Reads no byte past the unit's scales.
+inline void unit_scales(const uint8_t* scales, int64_t count, float* d_w) {
+  const __m128i bits = _mm_maskz_loadu_epi16(static_cast<__mmask8>((1u << count) - 1u), scales);
+  _mm256_store_ps(d_w, _mm256_cvtph_ps(bits));
+  // Read back from memory: each block's broadcast is then a load, not shuffles on the vector ports.
+  asm volatile("" : "+m"(*reinterpret_cast<float(*)[8]>(d_w)));
+}
+
+inline uint16_t load_scale(const uint8_t* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+
+struct PlaneTiles {
+  // R rows × T tokens, unit by unit (five blocks, two sources a row).
+  template <int R, int T>
+  static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
+                   int64_t token) {
+    static const Tables tables = make_tables();
+    const int64_t blocks = a.blocks();
+    const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
+    const uint8_t* rows[R];
+    for (int r = 0; r < R; ++r) rows[r] = w.data + static_cast<size_t>(row + r) * w.row_bytes;
+    const std::array<avx512::LaneActs, T> acts = make_acts<T>(a, token, std::make_integer_sequence<int, T>{});
+    __m512 acc[R][T];
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+
+    // Block j of a unit in row r, from the unit's code vectors and scales; unit_acts start at the unit.
+    const auto steps = [&](int r, const __m512i* vectors, const float* d_w,
+                           const std::array<avx512::LaneActs, T>& unit_acts, auto j) {
+      const avx512::Codes codes{vectors[2 * j], vectors[2 * j + 1]};
+      const __m512 scale = _mm512_set1_ps(d_w[j]);
+      for (int t = 0; t < T; ++t) acc[r][t] = avx512::lane_step(acc[r][t], codes, scale, unit_acts[t], j);
+    };
+    const auto acts_from = [&](int64_t first) {
+      std::array<avx512::LaneActs, T> out = acts;
+      for (int t = 0; t < T; ++t) out[t] = acts[t].from(first);
+      return out;
+    };
+    // As in tiling::tile: the next tile's rows are fetched at the pace this one is read.
+    const int64_t full_units = blocks / kBlocksPerUnit;
+    const uint8_t* next = rows[0] + R * static_cast<int64_t>(w.row_bytes);
+    const int64_t span_step = (R * static_cast<int64_t>(w.row_bytes) + full_units) / (full_units + 1);
+    for (int64_t unit = 0; unit < full_units; ++unit) {
+      if constexpr (T == 1) {
+        for (int64_t line = 0; line < span_step; line += 64)
+          __builtin_prefetch(next + unit * span_step + line, 0, 3);
+      }
+      const int64_t first = unit * kBlocksPerUnit;
+      const std::array<avx512::LaneActs, T> unit_acts = acts_from(first);
+#pragma GCC unroll 4  // whole: acc[r] must stay in registers
+      for (int r = 0; r < R; ++r) {
+        __m512i vectors[2 * kBlocksPerUnit];
+        extract(rows[r] + unit * kUnitSourceBytes, tables, vectors);
+        extract(rows[r] + unit * kUnitSourceBytes + quant::kPlaneSourceBytes, tables, vectors + 5);
+        alignas(32) float d_w[8];
+        unit_scales(rows[r] + scales + 2 * first, kBlocksPerUnit, d_w);
+        [&]<int... J>(std::integer_sequence<int, J...>) {
+          (steps(r, vectors, d_w, unit_acts, std::integral_constant<int, J>{}), ...);
+        }
+        (std::make_integer_sequence<int, kBlocksPerUnit>{});
+      }
+    }
+    if (const int64_t first = full_units * kBlocksPerUnit; first < blocks) {  // the row's tail
+      for (int r = 0; r < R; ++r) {
+        __m512i vectors[2 * kBlocksPerUnit];
+        extract(rows[r] + full_units * kUnitSourceBytes, tables, vectors);
+        if (2 * (blocks - first) > quant::kSlotsPerByte) {
+          extract(rows[r] + full_units * kUnitSourceBytes + quant::kPlaneSourceBytes, tables, vectors + 5);
+        }
+        alignas(32) float d_w[8];
+        unit_scales(rows[r] + scales + 2 * first, blocks - first, d_w);
+        for (int64_t j = 0; j < blocks - first; ++j) steps(r, vectors, d_w, acts_from(first), j);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int t = 0; t < T; ++t) y[(token + t) * y_stride + row + r] = _mm512_reduce_add_ps(acc[r][t]);
+  }
+
+  template <int T, int... I>
+  static std::array<avx512::LaneActs, T> make_acts(const QuantizedActs& a, int64_t token,
+                                                   std::integer_sequence<int, I...>) {
+    return {avx512::LaneActs(a, token + I)...};
+  }
+};
+
+// PQ2_0's qs bytes of one block from its two code vectors: byte i = c0[i] | c1[i] << 2 | c2[i] << 4 |
+// c3[i] << 6, with [c0|c1] and [c2|c3] the vectors.
+inline void store_pq2_block(__m512i c01, __m512i c23, uint16_t d_bits, uint8_t* block) {
+  const __m512i pairs = _mm512_or_si512(c01, _mm512_slli_epi16(c23, 4));  // [c0 | c2<<4 , c1 | c3<<4]
+  const __m256i qs = _mm256_or_si256(_mm512_castsi512_si256(pairs),
+                                     _mm256_slli_epi16(_mm512_extracti64x4_epi64(pairs, 1), 2));
+  block[0] = static_cast<uint8_t>(d_bits & 0xffu);
+  block[1] = static_cast<uint8_t>(d_bits >> 8);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(block + 2), qs);
+}
+
+// A per-thread byte buffer that only grows.
+uint8_t* slab_scratch(size_t bytes) {
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<uint8_t, Free> data;
+  thread_local size_t capacity = 0;
+  if (bytes > capacity) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (p == nullptr) throw std::bad_alloc();
+    data.reset(static_cast<uint8_t*>(p));
+    capacity = rounded;
+  }
+  return data.get();
+}
+
+}  // namespace
+
+void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                            int64_t row_begin, int64_t row_end) {
+  tiling::rows<PlaneTiles, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
+}
+
+void trit_planes_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
+  static const Tables tables = make_tables();
+  const int64_t blocks = w.cols / kActBlock;
+  const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
+  const int64_t pq2_row = blocks * static_cast<int64_t>(kPq2BlockBytes);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* row = w.data + static_cast<size_t>(r) * w.row_bytes;
+    uint8_t* dst = out + (r - row_begin) * pq2_row;
+    for (int64_t first = 0; first < blocks; first += kBlocksPerUnit) {
+      const int64_t count = std::min(kBlocksPerUnit, blocks - first);
+      __m512i vectors[2 * kBlocksPerUnit];
+      extract(row + first / kBlocksPerUnit * kUnitSourceBytes, tables, vectors);
+      if (2 * count > quant::kSlotsPerByte) {
+        extract(row + first / kBlocksPerUnit * kUnitSourceBytes + quant::kPlaneSourceBytes, tables,
+                vectors + 5);
+      }
+      for (int64_t j = 0; j < count; ++j) {
+        store_pq2_block(vectors[2 * j], vectors[2 * j + 1], load_scale(row + scales + 2 * (first + j)),
+                        dst + (first + j) * static_cast<int64_t>(kPq2BlockBytes));
+      }
+    }
+  }
+}
+
+void trit_planes_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                             int64_t row_begin, int64_t row_end) {
+  const Pq2RowsKernel kernel = pq2_prompt_kernel(a.n_tokens);
+  const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
+  uint8_t* slab = slab_scratch(pq2_row * static_cast<size_t>(std::min(kPromptSlabRows, row_end - row_begin)));
+  for (int64_t first = row_begin; first < row_end; first += kPromptSlabRows) {
+    const int64_t rows = std::min(kPromptSlabRows, row_end - first);
+    trit_planes_to_pq2(w, first, first + rows, slab);
+    const TernaryMatrix pq2{slab, rows, w.cols, pq2_row, quant::TensorType::kPQ2_0};
+    kernel(y + first, y_stride, pq2, a, 0, rows);
+  }
+}
+
+}  // namespace tern::kernels::cpu
