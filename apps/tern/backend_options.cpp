@@ -16,6 +16,16 @@ void BackendOptions::add_to(CLI::App& command) {
   command.add_flag("--mmap", mmap,
                    "read the weights from the file's memory map (faster start, pages shared between "
                    "processes) instead of copying them to huge pages (faster decode)");
+  add_ptq1_form(command, ptq1_form);
+}
+
+void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
+  command
+      .add_option("--ptq1-form", form,
+                  "what a PTQ1_0 file's matrices become at load: planes (1.6-bit trit planes, ≈ the file's "
+                  "size, fastest decode; needs AVX-512 VBMI), pq2_0 (2.125 bits, every kernel) or auto "
+                  "(planes where the CPU has VBMI)")
+      ->capture_default_str();
 }
 
 runtime::EngineOptions BackendOptions::engine_options() const {
@@ -25,8 +35,9 @@ runtime::EngineOptions BackendOptions::engine_options() const {
 }
 
 model::LoadOptions BackendOptions::load_options() const {
-  return model::LoadOptions{.placement =
-                                mmap ? model::WeightPlacement::kMapped : model::WeightPlacement::kHugePages};
+  return model::LoadOptions{
+      .placement = mmap ? model::WeightPlacement::kMapped : model::WeightPlacement::kHugePages,
+      .ptq1_form = model::parse_ptq1_form(ptq1_form)};
 }
 
 }  // namespace tern::app

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "core/error.h"
 #include "tools/bench.h"
@@ -18,6 +19,7 @@ struct BenchArgs {
   bool json = false;
   bool memory_bandwidth = false;
   bool mmap = false;
+  std::string ptq1_form = "auto";
 };
 
 void bench(BenchArgs& args) {
@@ -36,6 +38,7 @@ void bench(BenchArgs& args) {
   args.options.backend = runtime::parse_backend(args.backend);
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
   if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
+  args.options.load.ptq1_form = model::parse_ptq1_form(args.ptq1_form);
   const tools::BenchReport report = tools::run_bench(args.options);
   if (args.json) {
     fmt::print("{}\n", tools::bench_json(report).dump(2));
@@ -75,6 +78,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
   command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
+  BackendOptions::add_ptq1_form(*command, args->ptq1_form);
   command->add_flag("--json", args->json, "one JSON object instead of the table");
   command->add_flag("--memory-bandwidth", args->memory_bandwidth,
                     "measure only the streaming read bandwidth");

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "model/fold_coverage.h"
 #include "quant/codec.h"
@@ -60,21 +61,33 @@ Model::Model(gguf::Reader file, LoadOptions options) : file_(std::move(file)) {
   contract_ = hadamard::read_contract(file_);
   if (contract_) check_contract_covers(*contract_, config_, file_);
   weights_ = bind_weights(file_, config_, contract());
-  place_matrices(options.placement);
+  place_matrices(options);
   sites_ = resolve_sites(config_, contract());
   unused_token_ = read_unused_tokens(file_, config_.vocab_size);
 }
 
-void Model::place_matrices(WeightPlacement placement) {
+Ptq1Form default_ptq1_form() {
+  return cpu_features().has_avx512_vbmi() ? Ptq1Form::kTritPlanes : Ptq1Form::kPq2_0;
+}
+
+Ptq1Form parse_ptq1_form(const std::string& name) {
+  if (name == "auto") return default_ptq1_form();
+  if (name == "planes") return Ptq1Form::kTritPlanes;
+  if (name == "pq2_0") return Ptq1Form::kPq2_0;
+  fail(ErrorKind::kInput, "--ptq1-form must be auto, planes or pq2_0, not '{}'", name);
+}
+
+void Model::place_matrices(const LoadOptions& options) {
   // The embedding stays mapped in its own type in both placements: a token reads one row of it. A role
   // the layer does not have (an attention matrix of a GDN layer) is an empty view and stays one.
   const auto moves = [&](const kernels::MatrixView& m) {
     return m.data != nullptr && &m != &weights_.token_embd &&
-           (m.type == quant::TensorType::kPTQ1_0 || placement == WeightPlacement::kHugePages);
+           (m.type == quant::TensorType::kPTQ1_0 || options.placement == WeightPlacement::kHugePages);
   };
-  const auto placed_row_bytes = [](const kernels::MatrixView& m) {
-    return m.type == quant::TensorType::kPTQ1_0 ? *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols)
-                                                : m.row_bytes;
+  ptq1_placed_ =
+      options.ptq1_form == Ptq1Form::kTritPlanes ? quant::TensorType::kTritPlanes : quant::TensorType::kPQ2_0;
+  const auto placed_row_bytes = [&](const kernels::MatrixView& m) {
+    return m.type == quant::TensorType::kPTQ1_0 ? *quant::row_bytes(ptq1_placed_, m.cols) : m.row_bytes;
   };
   constexpr size_t kAlign = 64;
   const auto aligned = [](size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
@@ -98,16 +111,14 @@ void Model::place_matrices(WeightPlacement placement) {
     const size_t row_bytes = placed_row_bytes(m);
     if (m.type == quant::TensorType::kPTQ1_0) {
       for (int64_t r = 0; r < m.rows; ++r) {
-        quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(r),
+        quant::transcode_row(quant::TensorType::kPTQ1_0, ptq1_placed_, m.row(r),
                              out + static_cast<size_t>(r) * row_bytes, m.cols, file_.name().c_str());
       }
     } else {
       std::memcpy(out, m.data, row_bytes * static_cast<size_t>(m.rows));
     }
     file_.release_pages({m.data, m.row_bytes * static_cast<size_t>(m.rows)});  // never read again
-    const kernels::MatrixView placed{
-        m.type == quant::TensorType::kPTQ1_0 ? quant::TensorType::kPQ2_0 : m.type, out, m.cols, m.rows,
-        row_bytes};
+    const kernels::MatrixView placed{placed_type(m.type), out, m.cols, m.rows, row_bytes};
     done.emplace(m.data, placed);
     m = placed;
     out += aligned(row_bytes * static_cast<size_t>(m.rows));

@@ -39,16 +39,30 @@ enum class WeightPlacement {
   kMapped,
 };
 
+// What PTQ1_0 matrices become at load; both are lossless and give the same logits, bit for bit.
+enum class Ptq1Form {
+  // 1.6 bits a value (quant/trit_planes.h): memory ≈ the file and 19% fewer bytes a decode token than
+  // PQ2_0, on the AVX-512 VBMI kernels of kernels/cpu/trit_planes.h (elsewhere only the oracle reads it).
+  kTritPlanes,
+  // 2.125 bits a value: 1.21 × the file, read by every kernel.
+  kPq2_0,
+};
+// Trit planes where cpu_features() has AVX-512 VBMI and VNNI, else PQ2_0.
+Ptq1Form default_ptq1_form();
+// "auto" (default_ptq1_form), "planes" or "pq2_0"; Error(kInput) naming the option otherwise.
+Ptq1Form parse_ptq1_form(const std::string& name);
+
 struct LoadOptions {
   WeightPlacement placement = WeightPlacement::kHugePages;
+  Ptq1Form ptq1_form = default_ptq1_form();
 };
 
 class Model {
  public:
   // Maps the file, reads config and contract, binds the weights and places them (LoadOptions). PTQ1_0
-  // matrices are transcoded once (losslessly) to PQ2_0 in either placement, the form every kernel reads
-  // fastest. The token embedding, of which a token reads one row, stays mapped in its file type (a head
-  // tied to it gets its own placed copy). Throws tern::Error on any refusal.
+  // matrices are re-packed once (losslessly) to LoadOptions::ptq1_form in either placement. The token
+  // embedding, of which a token reads one row, stays mapped in its file type (a head tied to it gets its
+  // own placed copy). Throws tern::Error on any refusal.
   static std::unique_ptr<const Model> open(const std::string& path, LoadOptions options = {});
   static std::unique_ptr<const Model> load(gguf::Reader file, LoadOptions options = {});
 
@@ -60,6 +74,11 @@ class Model {
   const hadamard::Contract* contract() const { return contract_ ? &*contract_ : nullptr; }
   const Weights& weights() const { return weights_; }
   const FoldSites& sites() const { return sites_; }
+  // The type a file tensor of `type` is held in once placed: PTQ1_0 matrices per LoadOptions::ptq1_form
+  // (the token embedding stays in its file type).
+  quant::TensorType placed_type(quant::TensorType type) const {
+    return type == quant::TensorType::kPTQ1_0 ? ptq1_placed_ : type;
+  }
 
   // True when `id` may be fed to the model: 0 ≤ id < vocab and not typed UNUSED (padding rows,
   // tokenizer.ggml.token_type 5; model-spec §5.1).
@@ -67,7 +86,7 @@ class Model {
 
  private:
   Model(gguf::Reader file, LoadOptions options);
-  void place_matrices(WeightPlacement placement);
+  void place_matrices(const LoadOptions& options);
 
   gguf::Reader file_;
   Config config_;
@@ -76,6 +95,7 @@ class Model {
   FoldSites sites_;
   std::vector<bool> unused_token_;  // by id; shorter than vocab when the type array is
   HugePageBuffer placed_;           // the matrices place_matrices moved out of the file
+  quant::TensorType ptq1_placed_ = quant::TensorType::kPQ2_0;
 };
 
 }  // namespace tern::model

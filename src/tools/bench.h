@@ -56,7 +56,7 @@ struct BenchReport {
   std::string backend;
   int threads = 0;
   std::string isa;
-  std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement)
+  std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement), and the PTQ1_0 form if any
   uint64_t model_bytes = 0;
   double bandwidth_gb_s = 0.0;
   std::vector<BenchTest> tests;

@@ -17,6 +17,7 @@ namespace tern::runtime {
 namespace {
 
 using model::Model;
+using model::Ptq1Form;
 
 // These tests pin the fp32 oracle's behaviour; the cpu backend is compared with it in cpu_backend_test.
 constexpr EngineOptions kOracle{.backend = Backend::kRef};
@@ -121,19 +122,34 @@ TEST_F(EngineTest, DecodeRowsAndPrefillChunksShareAStep) {
   EXPECT_EQ(s2.position(), 20);
 }
 
-TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogits) {
-  const auto ptq1 = Model::open(testing_support::tiny_ptq1_model());
-  // The file holds PTQ1_0; the model keeps its lossless PQ2_0 transcode in memory.
-  ASSERT_EQ(ptq1->file().find_tensor("output.weight")->type, quant::TensorType::kPTQ1_0);
-  ASSERT_EQ(ptq1->weights().output.type, quant::TensorType::kPQ2_0);
-  Engine e1(*model_), e2(*ptq1);
+// Logits of a 40-token prompt, then of three decode steps (the two roles take different kernels).
+std::vector<std::vector<float>> prompt_then_decode(Engine& engine, const std::vector<int32_t>& prompt) {
+  SequenceState seq = engine.new_sequence(44);
+  std::vector<std::vector<float>> out;
+  BatchItem item{&seq, prompt, LogitsWanted::kAll};
+  engine.step({&item, 1});
+  out.emplace_back(item.logits.begin(), item.logits.end());
+  for (int32_t token : {prompt[3], prompt[9], prompt[27]}) {
+    const int32_t one[] = {token};
+    BatchItem step{&seq, one, LogitsWanted::kLast, true};
+    engine.step({&step, 1});
+    out.emplace_back(step.logits.begin(), step.logits.end());
+  }
+  return out;
+}
+
+TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogitsInBothPtq1Forms) {
+  Engine pq2(*model_);
   const auto prompt = random_prompt(*model_, 40, 7);
-  SequenceState s1 = e1.new_sequence(40), s2 = e2.new_sequence(40);
-  BatchItem i1{&s1, prompt, LogitsWanted::kAll}, i2{&s2, prompt, LogitsWanted::kAll};
-  e1.step({&i1, 1});
-  e2.step({&i2, 1});
-  EXPECT_EQ(std::vector<float>(i1.logits.begin(), i1.logits.end()),
-            std::vector<float>(i2.logits.begin(), i2.logits.end()));
+  const auto expected = prompt_then_decode(pq2, prompt);
+  for (const Ptq1Form form : {Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
+    const auto ptq1 = Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form});
+    ASSERT_EQ(ptq1->file().find_tensor("output.weight")->type, quant::TensorType::kPTQ1_0);
+    EXPECT_EQ(ptq1->weights().output.type,
+              form == Ptq1Form::kTritPlanes ? quant::TensorType::kTritPlanes : quant::TensorType::kPQ2_0);
+    Engine engine(*ptq1);
+    EXPECT_EQ(prompt_then_decode(engine, prompt), expected) << "ptq1 form " << static_cast<int>(form);
+  }
 }
 
 TEST_F(EngineTest, DenseUnfoldedFileMatchesTheFoldedOne) {
