@@ -12,6 +12,7 @@
 #include "core/half.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "tests/support/random_acts.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -38,11 +39,7 @@ RandomMatrix random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
 }
 
 std::vector<float> random_acts(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (auto& v : x) v = normal(rng) * (rng() % 61 == 0 ? 8.0f : 1.0f);
-  return x;
+  return testing_support::random_acts(n, seed, 61, 8.0f);
 }
 
 // Runs both kernels on rows [row_begin, rows) and compares; rows before row_begin must stay untouched.

@@ -18,6 +18,7 @@
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "quant/codec.h"
+#include "tests/support/random_acts.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -50,13 +51,8 @@ Weights random_weights(int64_t rows, int64_t cols, uint32_t seed) {
   return w;
 }
 
-// Gaussian activations with a few outliers, as after a Hadamard site.
 std::vector<float> random_acts(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (auto& v : x) v = normal(rng) * (rng() % 97 == 0 ? 6.0f : 1.0f);
-  return x;
+  return testing_support::random_acts(n, seed, 97, 6.0f);
 }
 
 struct Reference {

@@ -13,6 +13,7 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/codec.h"
+#include "tests/support/random_acts.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -46,11 +47,7 @@ TwoForms random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
 }
 
 std::vector<float> random_acts(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (auto& v : x) v = normal(rng) * (rng() % 61 == 0 ? 8.0f : 1.0f);
-  return x;
+  return testing_support::random_acts(n, seed, 61, 8.0f);
 }
 
 std::vector<float> run(Pq2RowsKernel kernel, const TernaryMatrix& w, const QuantizedActs& a, int64_t split) {
