@@ -84,11 +84,11 @@ TEST_F(CpuTritPlanes, DecodeKernelEqualsThePq2LaneKernel) {
   }
 }
 
-TEST_F(CpuTritPlanes, UnpacksToThePq2Bytes) {
+TEST_F(CpuTritPlanes, VbmiRePackGivesThePq2Bytes) {
   for (int64_t blocks : {1, 3, 7, 136}) {
     const TwoForms m = random_matrix(5, 128 * blocks, static_cast<uint32_t>(blocks));
     std::vector<uint8_t> out(m.pq2_bytes.size() - m.pq2.row_bytes);
-    trit_planes_to_pq2(m.planes, 1, 5, out.data());
+    trit_planes_to_pq2_vbmi(m.planes, 1, 5, out.data());
     EXPECT_EQ(0, std::memcmp(out.data(), m.pq2_bytes.data() + m.pq2.row_bytes, out.size())) << blocks;
   }
 }
@@ -120,6 +120,25 @@ TEST_F(CpuTritPlanes, SharedMatmulOverThePoolEqualsPq2) {
   pq2_matmul_shared(pq2, a, &pool, pq2_rows_avx512_lanes);
   expect_same_bits(yq, eq, "q");
   expect_same_bits(yk, ek, "k");
+}
+
+// Any CPU (a form forced without VBMI): the re-pack through the PQ2_0 decode kernel, exact.
+TEST(CpuTritPlanesAnyCpu, RePackedDecodeEqualsThePq2DecodeKernel) {
+  const int64_t cols = 128 * 7;
+  const TwoForms m = random_matrix(41, cols, 8);
+  std::vector<uint8_t> out(m.pq2_bytes.size());
+  trit_planes_to_pq2(m.planes, 0, 41, out.data());
+  EXPECT_EQ(out, m.pq2_bytes);
+  for (int64_t tokens : {1, 3}) {
+    const std::vector<float> x = random_acts(tokens * cols, 5);
+    ActBuffer buffer;
+    const QuantizedActs a = buffer.quantize(x.data(), cols, tokens);
+    expect_same_bits(run(trit_planes_rows_repacked, m.planes, a, 13), run(pq2_decode_kernel(), m.pq2, a, 0),
+                     "re-packed");
+  }
+  EXPECT_TRUE(
+      trit_planes_decode_kernel() == trit_planes_rows_lanes ||
+      (!cpu_features().has_avx512_vbmi() && trit_planes_decode_kernel() == trit_planes_rows_repacked));
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "kernels/cpu/cpu_ops.h"
 
-#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/attention_cpu.h"
@@ -21,17 +20,16 @@ thread_local ThreadPool* cpu_pool = nullptr;
 constexpr size_t kMaxShared = 8;  // ternary matrices over one activation (q/k/v, gate/up)
 
 // The two forms the int8 kernels read. model::Model holds every ternary matrix in one of them: PQ2_0,
-// or PTQ1_0 as trit planes where the CPU has VBMI (else transcoded to PQ2_0 at load).
+// or PTQ1_0 as trit planes (by default where the CPU has VBMI; else transcoded to PQ2_0 at load).
 constexpr quant::TensorType kFastForms[] = {quant::TensorType::kPQ2_0, quant::TensorType::kTritPlanes};
 
 bool is_fast_ternary(const MatrixView& w) {
-  const bool planes_here = cpu_features().has_avx512_vbmi();
   return w.cols % cpu::kActBlock == 0 &&
-         (w.type == quant::TensorType::kPQ2_0 || (w.type == quant::TensorType::kTritPlanes && planes_here));
+         (w.type == quant::TensorType::kPQ2_0 || w.type == quant::TensorType::kTritPlanes);
 }
 
 cpu::Pq2RowsKernel decode_kernel(quant::TensorType form) {
-  return form == quant::TensorType::kTritPlanes ? cpu::trit_planes_rows_lanes : cpu::pq2_decode_kernel();
+  return form == quant::TensorType::kTritPlanes ? cpu::trit_planes_decode_kernel() : cpu::pq2_decode_kernel();
 }
 
 cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {

@@ -1,6 +1,8 @@
 // Kernels for ternary matrices in trit planes (quant/trit_planes.h), the form model::Model gives PTQ1_0
 // matrices where this CPU has AVX-512 VBMI and VNNI (cpu_features().has_avx512_vbmi()). Decode reads
-// 1.6-bit trits instead of PQ2_0's 2-bit codes: 19% fewer bytes a token.
+// 1.6-bit trits instead of PQ2_0's 2-bit codes: 19% fewer bytes a token. On any other CPU (a form forced
+// with --ptq1-form planes) the rows are re-packed to PQ2_0 slab by slab and take the PQ2_0 kernels: exact,
+// not fast.
 //
 // Both produce exactly what the PQ2_0 kernels produce on the same trits (pq2_matmul.h), so a PTQ1_0
 // file and its PQ2_0 twin give the same bits.
@@ -12,18 +14,26 @@
 
 namespace tern::kernels::cpu {
 
-// Decode tokens: the lane order of pq2_rows_avx512_lanes. Per 64-byte source, eight table lookups give
-// five code vectors (2.5 blocks); the rest of a block's step is that kernel's.
+// The kernel for decode tokens on this CPU: trit_planes_rows_lanes with VBMI, else the re-pack.
+Pq2RowsKernel trit_planes_decode_kernel();
+
+// Decode tokens, AVX-512 VBMI + VNNI: the lane order of pq2_rows_avx512_lanes. Per 64-byte source, eight
+// table lookups give five code vectors (2.5 blocks); the rest of a block's step is that kernel's.
 void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
 
-// Prompt tokens: the rows are re-packed to PQ2_0 in per-thread scratch (a slab of up to 1024 rows at a
-// time, grown on first use only) and handed to pq2_prompt_kernel(a.n_tokens). Prefill is
+// Prompt tokens, any CPU: the rows are re-packed to PQ2_0 in per-thread scratch (a slab of up to 1024
+// rows at a time, grown on first use only) and handed to pq2_prompt_kernel(a.n_tokens). Prefill is
 // compute-bound, and the re-pack is a few instructions a block against a chunk of tokens' products.
 void trit_planes_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end);
+// Decode tokens the same way, with pq2_decode_kernel(): the decode kernel where VBMI is missing.
+void trit_planes_rows_repacked(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                               int64_t row_begin, int64_t row_end);
 
-// Rows [row_begin, row_end) of `w` as PQ2_0 rows of w.cols / 128 blocks each, at out + i · 34 · blocks.
+// Rows [row_begin, row_end) of `w` as PQ2_0 rows of w.cols / 128 blocks each, at out + i · 34 · blocks:
+// with VBMI's lookups where the CPU has them (the _vbmi variant), else the scalar codec.
 void trit_planes_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out);
+void trit_planes_to_pq2_vbmi(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out);
 
 }  // namespace tern::kernels::cpu

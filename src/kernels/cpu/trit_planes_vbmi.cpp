@@ -1,11 +1,9 @@
-// AVX-512 VBMI + VNNI kernels for trit planes (trit_planes.h, quant/trit_planes.h).
+// AVX-512 VBMI + VNNI kernels for trit planes (trit_planes.h, quant/trit_planes.h): the decode kernel and
+// the fast re-pack to PQ2_0.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -20,7 +18,6 @@ namespace {
 
 constexpr int64_t kBlocksPerUnit = 5;  // two sources: ten code vectors
 constexpr int64_t kUnitSourceBytes = 2 * quant::kPlaneSourceBytes;
-constexpr int64_t kPromptSlabRows = 1024;
 
 // The lookups of quant/trit_planes.h: slots 0 and 1 from the low six bits, 2w from the low seven
 // (a 128-entry table, two registers), slots 2..4 from u = 2w + H.
@@ -159,23 +156,6 @@ inline void store_pq2_block(__m512i c01, __m512i c23, uint16_t d_bits, uint8_t* 
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(block + 2), qs);
 }
 
-// A per-thread byte buffer that only grows.
-uint8_t* slab_scratch(size_t bytes) {
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<uint8_t, Free> data;
-  thread_local size_t capacity = 0;
-  if (bytes > capacity) {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (p == nullptr) throw std::bad_alloc();
-    data.reset(static_cast<uint8_t*>(p));
-    capacity = rounded;
-  }
-  return data.get();
-}
-
 }  // namespace
 
 void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
@@ -183,7 +163,7 @@ void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, 
   tiling::rows<PlaneTiles, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
 }
 
-void trit_planes_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
+void trit_planes_to_pq2_vbmi(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
   static const Tables tables = make_tables();
   const int64_t blocks = w.cols / kActBlock;
   const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
@@ -204,19 +184,6 @@ void trit_planes_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_e
                         dst + (first + j) * static_cast<int64_t>(kPq2BlockBytes));
       }
     }
-  }
-}
-
-void trit_planes_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                             int64_t row_begin, int64_t row_end) {
-  const Pq2RowsKernel kernel = pq2_prompt_kernel(a.n_tokens);
-  const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
-  uint8_t* slab = slab_scratch(pq2_row * static_cast<size_t>(std::min(kPromptSlabRows, row_end - row_begin)));
-  for (int64_t first = row_begin; first < row_end; first += kPromptSlabRows) {
-    const int64_t rows = std::min(kPromptSlabRows, row_end - first);
-    trit_planes_to_pq2(w, first, first + rows, slab);
-    const TernaryMatrix pq2{slab, rows, w.cols, pq2_row, quant::TensorType::kPQ2_0};
-    kernel(y + first, y_stride, pq2, a, 0, rows);
   }
 }
 
