@@ -15,8 +15,9 @@
 // 9·t2 + 3·t3 + t4 = u = 2w + H, w = 2q + B. So t0 and t1 are functions of the low six bits (one
 // VPERMB each), and t2..t4 of u < 27 (one VPERMB each), u being one two-register VPERMI2B of the low
 // seven bits (2w) plus H by a masked add: eight instructions per 320 trits, one of them two-table.
-// Size: 1.6 bits a value plus the scales, ≤ the PTQ1_0 file's 1.75 for every K but 128·(5j + 3)
-// (e.g. K = 6144: 1376 against 1344 bytes a row, +2.4%).
+// Size: 1.6 bits a value plus the scales, but the last source of a row may be part-filled (up to 50 bytes
+// a row more than PTQ1_0 on short rows). The 27B: K = 5120 and 17408 take 16 bytes a row less than
+// PTQ1_0, K = 6144 32 more (1376 against 1344).
 #pragma once
 
 #include <array>

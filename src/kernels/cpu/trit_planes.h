@@ -18,7 +18,8 @@ namespace tern::kernels::cpu {
 Pq2RowsKernel trit_planes_decode_kernel();
 
 // Decode tokens, AVX-512 VBMI + VNNI: the lane order of pq2_rows_avx512_lanes. Per 64-byte source, eight
-// table lookups give five code vectors (2.5 blocks); the rest of a block's step is that kernel's.
+// instructions (six of them lookups) give five code vectors (2.5 blocks); the rest of a block's step is that
+// kernel's.
 void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
 
