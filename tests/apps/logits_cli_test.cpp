@@ -17,8 +17,9 @@ const std::string kFixture = std::string(TERN_SOURCE_DIR) + "/tests/fixtures/par
 
 TEST(LogitsCli, ReproducesTheTransformersLogitsOfTheParityFixture) {
   const std::string out = temp_file("logits_tiny_pq2_0.npy");
-  const std::string command = std::string(TERN_BINARY) + " logits --backend ref -m " + kFixture + "/model.gguf --tokens " +
-                              kFixture + "/tokens.json --out " + out + " 2> /dev/null";
+  const std::string command = std::string(TERN_BINARY) + " logits --backend ref -m " + kFixture +
+                              "/model.gguf --tokens " + kFixture + "/tokens.json --out " + out +
+                              " 2> /dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0);
   const NpyArray ours = read_npy(out);
   const NpyArray reference = read_npy(kFixture + "/logits.npy");
@@ -39,8 +40,8 @@ TEST(LogitsCli, ReproducesTheTransformersLogitsOfTheParityFixture) {
     for (const auto& id : tokens) text << id.get<int>() << (id == tokens.back() ? "\n" : " ");
   }
   const std::string again = temp_file("logits_again.npy");
-  const std::string second = std::string(TERN_BINARY) + " logits --backend ref -m " + kFixture + "/model.gguf --tokens " +
-                             ids + " --out " + again + " 2> /dev/null";
+  const std::string second = std::string(TERN_BINARY) + " logits --backend ref -m " + kFixture +
+                             "/model.gguf --tokens " + ids + " --out " + again + " 2> /dev/null";
   ASSERT_EQ(std::system(second.c_str()), 0);
   EXPECT_EQ(read_npy(again).data, ours.data);
 }
@@ -48,8 +49,9 @@ TEST(LogitsCli, ReproducesTheTransformersLogitsOfTheParityFixture) {
 TEST(LogitsCli, RejectsABadTokenFile) {
   const std::string ids = temp_file("logits_bad_ids.txt");
   std::ofstream(ids) << "1 2 three";
-  const std::string command = std::string(TERN_BINARY) + " logits --backend ref -m " + kFixture + "/model.gguf --tokens " +
-                              ids + " --out " + temp_file("never.npy") + " 2> /dev/null";
+  const std::string command = std::string(TERN_BINARY) + " logits --backend ref -m " + kFixture +
+                              "/model.gguf --tokens " + ids + " --out " + temp_file("never.npy") +
+                              " 2> /dev/null";
   EXPECT_NE(std::system(command.c_str()), 0);
 }
 
