@@ -149,38 +149,34 @@ int64_t source_block(TensorType from, int64_t chunk, int e) {
   return from == TensorType::kQ2_0 ? 2 * chunk + e / kQ2Block : chunk;
 }
 
-// A trit-planes row is written whole from these (transcode_row).
-thread_local std::vector<uint8_t> row_trits;
-thread_local std::vector<uint16_t> row_scales;
-
-void write_chunk(TensorType from, TensorType to, const TernaryChunk& chunk, int64_t index, const char* where,
-                 uint8_t* row) {
-  uint8_t* dst = row + static_cast<size_t>(index) * chunk_bytes(to);
+// Refuses a chunk `to` cannot hold: two Q2_0 scales headed for one, a code 3 headed for trits.
+void check_storable(TensorType from, TensorType to, const TernaryChunk& chunk, int64_t index,
+                    const char* where) {
   if (to != TensorType::kQ2_0 && chunk.d_bits[0] != chunk.d_bits[1]) {
     fail(ErrorKind::kFormat,
          "{}: q2_0 blocks {} and {} have different scales ({:#06x}, {:#06x}); {} holds one scale per 128 "
          "values",
          where, 2 * index, 2 * index + 1, chunk.d_bits[0], chunk.d_bits[1], traits(to).name);
   }
+  if (to != TensorType::kPTQ1_0 && to != TensorType::kTritPlanes) return;
+  for (int e = 0; e < kTernaryBlock; ++e) {
+    if (chunk.codes[e] > 2) {
+      fail(ErrorKind::kFormat, "{}: {} block {} holds code 3 (+2d) at element {}, which {} cannot store",
+           where, traits(from).name, source_block(from, index, e), e % traits(from).block_elems,
+           traits(to).name);
+    }
+  }
+}
+
+// Chunk `index` of a row of a chunk-by-chunk type (not trit planes).
+void write_chunk(TensorType to, const TernaryChunk& chunk, int64_t index, uint8_t* row) {
+  uint8_t* dst = row + static_cast<size_t>(index) * chunk_bytes(to);
   switch (to) {
     case TensorType::kPQ2_0:
       pq2_pack(chunk.codes.data(), chunk.d_bits[0], dst);
       return;
     case TensorType::kPTQ1_0:
-    case TensorType::kTritPlanes:
-      for (int e = 0; e < kTernaryBlock; ++e) {
-        if (chunk.codes[e] > 2) {
-          fail(ErrorKind::kFormat, "{}: {} block {} holds code 3 (+2d) at element {}, which {} cannot store",
-               where, traits(from).name, source_block(from, index, e), e % traits(from).block_elems,
-               traits(to).name);
-        }
-      }
-      if (to == TensorType::kPTQ1_0) {
-        ptq1_pack(chunk.codes.data(), chunk.d_bits[0], dst);
-      } else {  // gathered for trit_planes_store_row
-        std::memcpy(row_trits.data() + index * kTernaryBlock, chunk.codes.data(), kTernaryBlock);
-        row_scales[static_cast<size_t>(index)] = chunk.d_bits[0];
-      }
+      ptq1_pack(chunk.codes.data(), chunk.d_bits[0], dst);
       return;
     case TensorType::kQ2_0:
       for (int half = 0; half < 2; ++half) {
@@ -346,16 +342,21 @@ void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* 
     fail(ErrorKind::kInput, "{}: {} values is not a whole number of 128-value blocks", where, k);
   }
   const int64_t chunks = k / kTernaryBlock;
-  if (to == TensorType::kTritPlanes) {
-    row_trits.resize(static_cast<size_t>(k));
-    row_scales.resize(static_cast<size_t>(chunks));
-  }
+  const bool planes = to == TensorType::kTritPlanes;  // written whole, from the row's trits and scales
+  std::vector<uint8_t> trits(planes ? static_cast<size_t>(k) : 0);
+  std::vector<uint16_t> scales(planes ? static_cast<size_t>(chunks) : 0);
   TernaryChunk chunk;
   for (int64_t c = 0; c < chunks; ++c) {
     read_chunk(from, src, k, c, chunk);
-    write_chunk(from, to, chunk, c, where, dst);
+    check_storable(from, to, chunk, c, where);
+    if (planes) {
+      std::memcpy(trits.data() + c * kTernaryBlock, chunk.codes.data(), kTernaryBlock);
+      scales[static_cast<size_t>(c)] = chunk.d_bits[0];
+    } else {
+      write_chunk(to, chunk, c, dst);
+    }
   }
-  if (to == TensorType::kTritPlanes) trit_planes_store_row(dst, k, row_trits.data(), row_scales.data());
+  if (planes) trit_planes_store_row(dst, k, trits.data(), scales.data());
 }
 
 }  // namespace tern::quant

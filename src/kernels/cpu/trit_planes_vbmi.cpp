@@ -58,6 +58,19 @@ inline void extract(const uint8_t* source, const Tables& t, __m512i* vectors) {
   vectors[4] = _mm512_permutexvar_epi8(u, t.slot4);
 }
 
+// The code vectors of the `count` blocks (≤ 5) of unit `unit` of a row: one source, or two where the
+// blocks need more than five vectors.
+inline void extract_unit(const uint8_t* row, int64_t unit, int64_t count, const Tables& t, __m512i* vectors) {
+  const uint8_t* sources = row + unit * kUnitSourceBytes;
+  extract(sources, t, vectors);
+  if (2 * count > quant::kSlotsPerByte) extract(sources + quant::kPlaneSourceBytes, t, vectors + 5);
+}
+
+const Tables& plane_tables() {
+  static const Tables tables = make_tables();
+  return tables;
+}
+
 // The fp16 scales of a unit's `count` blocks as fp32: one convert for five blocks, where the PQ2_0 kernels
 // convert each block's own. Reads no byte past the unit's scales.
 inline void unit_scales(const uint8_t* scales, int64_t count, float* d_w) {
@@ -76,7 +89,7 @@ struct PlaneTiles {
   template <int R, int T>
   static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
                    int64_t token) {
-    static const Tables tables = make_tables();
+    const Tables& tables = plane_tables();
     const int64_t blocks = a.blocks();
     const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
     const uint8_t* rows[R];
@@ -112,8 +125,7 @@ struct PlaneTiles {
 #pragma GCC unroll 4  // whole: acc[r] must stay in registers
       for (int r = 0; r < R; ++r) {
         __m512i vectors[2 * kBlocksPerUnit];
-        extract(rows[r] + unit * kUnitSourceBytes, tables, vectors);
-        extract(rows[r] + unit * kUnitSourceBytes + quant::kPlaneSourceBytes, tables, vectors + 5);
+        extract_unit(rows[r], unit, kBlocksPerUnit, tables, vectors);
         alignas(32) float d_w[8];
         unit_scales(rows[r] + scales + 2 * first, kBlocksPerUnit, d_w);
         [&]<int... J>(std::integer_sequence<int, J...>) {
@@ -123,15 +135,13 @@ struct PlaneTiles {
       }
     }
     if (const int64_t first = full_units * kBlocksPerUnit; first < blocks) {  // the row's tail
+      const std::array<avx512::LaneActs, T> tail_acts = acts_from(first);
       for (int r = 0; r < R; ++r) {
         __m512i vectors[2 * kBlocksPerUnit];
-        extract(rows[r] + full_units * kUnitSourceBytes, tables, vectors);
-        if (2 * (blocks - first) > quant::kSlotsPerByte) {
-          extract(rows[r] + full_units * kUnitSourceBytes + quant::kPlaneSourceBytes, tables, vectors + 5);
-        }
+        extract_unit(rows[r], full_units, blocks - first, tables, vectors);
         alignas(32) float d_w[8];
         unit_scales(rows[r] + scales + 2 * first, blocks - first, d_w);
-        for (int64_t j = 0; j < blocks - first; ++j) steps(r, vectors, d_w, acts_from(first), j);
+        for (int64_t j = 0; j < blocks - first; ++j) steps(r, vectors, d_w, tail_acts, j);
       }
     }
     for (int r = 0; r < R; ++r)
@@ -164,7 +174,7 @@ void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, 
 }
 
 void trit_planes_to_pq2_vbmi(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
-  static const Tables tables = make_tables();
+  const Tables& tables = plane_tables();
   const int64_t blocks = w.cols / kActBlock;
   const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
   const int64_t pq2_row = blocks * static_cast<int64_t>(kPq2BlockBytes);
@@ -174,11 +184,7 @@ void trit_planes_to_pq2_vbmi(const TernaryMatrix& w, int64_t row_begin, int64_t 
     for (int64_t first = 0; first < blocks; first += kBlocksPerUnit) {
       const int64_t count = std::min(kBlocksPerUnit, blocks - first);
       __m512i vectors[2 * kBlocksPerUnit];
-      extract(row + first / kBlocksPerUnit * kUnitSourceBytes, tables, vectors);
-      if (2 * count > quant::kSlotsPerByte) {
-        extract(row + first / kBlocksPerUnit * kUnitSourceBytes + quant::kPlaneSourceBytes, tables,
-                vectors + 5);
-      }
+      extract_unit(row, first / kBlocksPerUnit, count, tables, vectors);
       for (int64_t j = 0; j < count; ++j) {
         store_pq2_block(vectors[2 * j], vectors[2 * j + 1], load_scale(row + scales + 2 * (first + j)),
                         dst + (first + j) * static_cast<int64_t>(kPq2BlockBytes));

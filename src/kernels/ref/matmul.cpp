@@ -45,23 +45,14 @@ double dot_2bit_blocks(const uint8_t* row, int64_t cols, int64_t block_elems, co
   return acc;
 }
 
-double dot_ptq1(const uint8_t* row, int64_t cols, const float* x) {
+// Σ over the blocks of a row whose 128 trits and scale `unpack(row, cols, b, trits, &d_bits)` decodes.
+template <class Unpack>
+double dot_trit_blocks(const uint8_t* row, int64_t cols, const float* x, Unpack unpack) {
   double acc = 0.0;
   uint8_t trits[quant::kTernaryBlock];
   for (int64_t b = 0; b < cols / quant::kTernaryBlock; ++b) {
     uint16_t d_bits;
-    quant::ptq1_unpack(row + b * quant::kPtq1Bytes, trits, &d_bits);
-    acc += ternary_block(trits, quant::kTernaryBlock, d_bits, x + b * quant::kTernaryBlock);
-  }
-  return acc;
-}
-
-double dot_trit_planes(const uint8_t* row, int64_t cols, const float* x) {
-  double acc = 0.0;
-  uint8_t trits[quant::kTernaryBlock];
-  for (int64_t b = 0; b < cols / quant::kTernaryBlock; ++b) {
-    uint16_t d_bits;
-    quant::trit_planes_load_block(row, cols, b, trits, &d_bits);
+    unpack(row, cols, b, trits, &d_bits);
     acc += ternary_block(trits, quant::kTernaryBlock, d_bits, x + b * quant::kTernaryBlock);
   }
   return acc;
@@ -97,9 +88,12 @@ float dot_row(const MatrixView& w, int64_t row, const float* x) {
     case quant::TensorType::kPQ2_0:
       return static_cast<float>(dot_2bit_blocks(bytes, w.cols, quant::kTernaryBlock, x));
     case quant::TensorType::kPTQ1_0:
-      return static_cast<float>(dot_ptq1(bytes, w.cols, x));
+      return static_cast<float>(dot_trit_blocks(
+          bytes, w.cols, x, [](const uint8_t* data, int64_t, int64_t b, uint8_t* trits, uint16_t* d_bits) {
+            quant::ptq1_unpack(data + b * static_cast<int64_t>(quant::kPtq1Bytes), trits, d_bits);
+          }));
     case quant::TensorType::kTritPlanes:
-      return static_cast<float>(dot_trit_planes(bytes, w.cols, x));
+      return static_cast<float>(dot_trit_blocks(bytes, w.cols, x, quant::trit_planes_load_block));
     case quant::TensorType::kQ2_0:
       return static_cast<float>(dot_2bit_blocks(bytes, w.cols, 64, x));
     case quant::TensorType::kF32:
