@@ -109,7 +109,7 @@ BENCHMARK(BM_Pq2Matmul)->Name("Pq2Matvec")->Apply(DecodeShapes)->Unit(benchmark:
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
 
-// Every kernel this CPU runs on the in-L2 shape (arg: index into the list), single thread.
+// Every kernel this CPU runs on the in-L2 shape (args: index into the list, tokens), single thread.
 std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
   std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
   if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
@@ -117,7 +117,10 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
     out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
   }
-  if (cpu_features().has_amx_int8()) out.emplace_back("amx", pq2_rows_amx);
+  if (cpu_features().has_amx_int8()) {
+    out.emplace_back("amx", pq2_rows_amx);
+    out.emplace_back("amx few", pq2_rows_amx_few);
+  }
   return out;
 }
 
@@ -145,9 +148,12 @@ void BM_Pq2KernelHot(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Pq2KernelHot)->ArgsProduct({{0, 1, 2, 3}, {1, 4, 16, 64}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pq2KernelHot)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2, 4, 8, 12, 16, 64}})
+    ->Unit(benchmark::kMicrosecond);
 
-// The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); arg: tokens.
+// The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); args: tokens, then 0 for
+// the VBMI kernel or 1 for the re-pack to PQ2_0 and the PQ2_0 decode kernel.
 void BM_TritPlanesKernelHot(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
     state.SkipWithError("no AVX-512 VBMI here");
@@ -166,14 +172,15 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
   std::vector<float> y(static_cast<size_t>(kN * tokens));
   const TernaryMatrix w{bytes.data(), kN, kK, row_bytes, quant::TensorType::kTritPlanes};
   for (auto _ : state) {
-    pq2_matmul(y.data(), w, acts, nullptr, trit_planes_rows_lanes);
+    pq2_matmul(y.data(), w, acts, nullptr,
+               state.range(1) == 0 ? trit_planes_rows_lanes : trit_planes_rows_repacked);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GMAC/s"] =
       benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_TritPlanesKernelHot)->Arg(1)->Arg(4)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TritPlanesKernelHot)->ArgsProduct({{1, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
 
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})

@@ -52,6 +52,7 @@ CpuFeatures detect() {
     f.avx512vl = zmm_enabled && ((ebx >> 31) & 1u);
     f.avx512vnni = zmm_enabled && ((ecx >> 11) & 1u);
     f.avx512vbmi = zmm_enabled && ((ecx >> 1) & 1u);
+    f.gfni = (ecx >> 8) & 1u;
     const bool tiles_enabled = (xcr0 & 0x60000u) == 0x60000u;  // XTILECFG and XTILEDATA
     f.amx_int8 = tiles_enabled && ((edx >> 24) & 1u) && ((edx >> 25) & 1u) && request_amx_permission();
   }
@@ -105,6 +106,7 @@ std::string CpuFeatures::describe() const {
   add(avx512vnni, "avx512vnni");
   add(avxvnni, "avxvnni");
   add(avx512vbmi, "avx512vbmi");
+  add(gfni, "gfni");
   add(amx_int8, "amx-int8");
   add(neon, "neon");
   return out.empty() ? "scalar" : out;

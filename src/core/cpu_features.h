@@ -15,6 +15,7 @@ struct CpuFeatures {
   bool avx512vnni = false;
   bool avxvnni = false;
   bool avx512vbmi = false;
+  bool gfni = false;
   bool amx_int8 = false;  // AMX-TILE + AMX-INT8, enabled by the OS and granted to this process
   bool neon = false;
 
@@ -22,8 +23,8 @@ struct CpuFeatures {
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }
   // AVX-512 VBMI's byte permutes with VNNI: the trit planes kernels (kernels/cpu/trit_planes.h).
   bool has_avx512_vbmi() const { return avx512vbmi && has_avx512_vnni(); }
-  // The AMX kernels also use AVX-512 VBMI for their layout shuffles (every AMX CPU has it).
-  bool has_amx_int8() const { return amx_int8 && avx512vbmi && has_avx512_vnni(); }
+  // The AMX kernels also use AVX-512 VBMI and GFNI to lay out their tiles (every AMX CPU has both).
+  bool has_amx_int8() const { return amx_int8 && gfni && avx512vbmi && has_avx512_vnni(); }
   std::string describe() const;
 };
 

@@ -106,6 +106,40 @@ TEST(CpuPq2Amx, EqualsAvx512GroupOrderBitForBit) {
   }
 }
 
+// The few-token kernel sums the same exact group integers in the same fp32 order as the group order, so
+// it must give its bits for any token count, row count and row range (short panels, ranges mid-panel).
+TEST(CpuPq2AmxFew, EqualsAvx512GroupOrderBitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (int64_t tokens : {1, 2, 3, 4, 5, 9}) {
+    for (int64_t rows : {8, 13, 16, 40}) {
+      for (int64_t cols : {128, 640, 5120}) {
+        const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
+        const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols));
+        ActBuffer buffer;
+        const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+        const int64_t begin = rows > 16 ? 5 : 0;
+        std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), amx(groups);
+        pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
+        pq2_rows_amx_few(amx.data(), rows, w.view, acts, begin, rows);
+        EXPECT_EQ(groups, amx) << "rows " << rows << " cols " << cols << " tokens " << tokens;
+      }
+    }
+  }
+}
+
+TEST(CpuPq2AmxFew, NonFiniteActivationReachesTheOutput) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  const RandomMatrix w = random_matrix(16, 256, 5);
+  std::vector<float> x = random_acts(3 * 256, 6);
+  x[1 * 256 + 200] = NAN;
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), 256, 3);
+  std::vector<float> y(3 * 16);
+  pq2_rows_amx_few(y.data(), 16, w.view, acts, 0, 16);
+  for (int64_t t = 0; t < 3; ++t)
+    for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 1);
+}
+
 // A prompt token's outputs must not depend on the size of its chunk (prefix reuse, chunks cut by load):
 // the prompt kernel for many tokens gives the prompt kernel's bits for one.
 TEST(CpuPq2Amx, PromptTokenOutputsDoNotDependOnTheChunk) {

@@ -278,7 +278,8 @@ TEST(CpuPq2Matmul, PrefillTokenCounts) {
   check_matmul(10, 17408, 13, 5);  // more tokens than one activation chunk holds
 }
 
-// Decode tokens take the fastest one-token kernel; with AMX every prompt token takes the group order.
+// Decode tokens take the fastest one-token kernel; with AMX every prompt token takes the group order,
+// through the few-token kernel below kAmxMinTokens.
 TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   const CpuFeatures& cpu = cpu_features();
   if (cpu.has_avx512_vnni()) {
@@ -287,8 +288,8 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
     EXPECT_EQ(pq2_decode_kernel(), cpu.has_avx2_fma() ? pq2_rows_avx2 : pq2_rows_scalar);
   }
   if (cpu.has_amx_int8()) {
-    EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_avx512_groups);
-    EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens - 1), pq2_rows_avx512_groups);
+    EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_amx_few);
+    EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens - 1), pq2_rows_amx_few);
     EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens), pq2_rows_amx);
   } else {
     EXPECT_EQ(pq2_prompt_kernel(512), pq2_decode_kernel());

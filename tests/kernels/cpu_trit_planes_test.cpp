@@ -102,7 +102,7 @@ TEST_F(CpuTritPlanes, PromptKernelEqualsThePq2PromptKernel) {
     ActBuffer buffer;
     const QuantizedActs a = buffer.quantize(x.data(), cols, tokens);
     expect_same_bits(run(trit_planes_rows_prompt, m.planes, a, 17),
-                     run(pq2_prompt_kernel(tokens), m.pq2, a, 0), tokens < kAmxMinTokens ? "groups" : "amx");
+                     run(pq2_prompt_kernel(tokens), m.pq2, a, 0), tokens < kAmxMinTokens ? "amx few" : "amx");
   }
 }
 

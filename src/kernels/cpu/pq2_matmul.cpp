@@ -68,7 +68,7 @@ Pq2RowsKernel pq2_decode_kernel() {
 
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
   if (!cpu_features().has_amx_int8()) return pq2_decode_kernel();
-  return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_avx512_groups;
+  return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_amx_few;
 }
 
 void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, ThreadPool* pool) {

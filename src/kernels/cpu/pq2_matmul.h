@@ -62,7 +62,13 @@ void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, 
 void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                   int64_t row_begin, int64_t row_end);
 
-// From this many tokens the AMX kernel beats AVX-512 VNNI in group order.
+// Needs AMX-INT8. Up to four tokens share a tile and the weights are laid out again for every four, so
+// it beats the group-order VNNI kernel from one token on and the chunk kernel below kAmxMinTokens.
+// Bit-identical to both.
+void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                      int64_t row_begin, int64_t row_end);
+
+// From this many tokens pq2_rows_amx beats pq2_rows_amx_few.
 inline constexpr int64_t kAmxMinTokens = 8;
 
 // The kernels this CPU runs (after the TERN_ISA cap) for decode tokens, and for n_tokens prompt tokens.

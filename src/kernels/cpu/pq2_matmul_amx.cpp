@@ -19,13 +19,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <memory>
-#include <new>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/grow_buffer.h"
 #include "kernels/cpu/pq2_matmul.h"
 
 namespace tern::kernels::cpu {
@@ -57,34 +55,11 @@ amx::TileConfig tile_config() {
   return config;
 }
 
-// A 64-byte aligned array that only ever grows.
-template <class T>
-class Scratch {
- public:
-  T* at_least(size_t count) {
-    if (count > capacity_) {
-      const size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
-      void* p = std::aligned_alloc(64, bytes);
-      if (p == nullptr) throw std::bad_alloc();
-      data_.reset(static_cast<T*>(p));
-      capacity_ = count;
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
-  std::unique_ptr<T, Free> data_;
-  size_t capacity_ = 0;
-};
-
 struct ThreadScratch {
-  Scratch<int8_t> acts;    // [token tile][block][group][hi, lo][16 tokens][32]: natural element order
-  Scratch<float> steps;    // [token tile][block][16 tokens][4 groups]
-  Scratch<int8_t> panels;  // [2][blocks][4 groups][8][64]: code − 1 in B layout
-  Scratch<float> d_w;      // [2][blocks][16 rows]
+  GrowBuffer<int8_t> acts;    // [token tile][block][group][hi, lo][16 tokens][32]: natural element order
+  GrowBuffer<float> steps;    // [token tile][block][16 tokens][4 groups]
+  GrowBuffer<int8_t> panels;  // [2][blocks][4 groups][8][64]: code − 1 in B layout
+  GrowBuffer<float> d_w;      // [2][blocks][16 rows]
 };
 
 // Copies tokens [first, first + count) of `a` into tiles, the last one zero-padded.

@@ -1,11 +1,9 @@
 #include "kernels/cpu/trit_planes.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <memory>
-#include <new>
 
 #include "core/cpu_features.h"
+#include "kernels/cpu/grow_buffer.h"
 #include "quant/codec.h"
 
 namespace tern::kernels::cpu {
@@ -14,28 +12,12 @@ namespace {
 
 constexpr int64_t kSlabRows = 1024;
 
-// A per-thread byte buffer that only grows.
-uint8_t* slab_scratch(size_t bytes) {
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<uint8_t, Free> data;
-  thread_local size_t capacity = 0;
-  if (bytes > capacity) {
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (p == nullptr) throw std::bad_alloc();
-    data.reset(static_cast<uint8_t*>(p));
-    capacity = rounded;
-  }
-  return data.get();
-}
-
 void rows_via_pq2(Pq2RowsKernel kernel, float* y, int64_t y_stride, const TernaryMatrix& w,
                   const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end) return;
   const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
-  uint8_t* slab = slab_scratch(pq2_row * static_cast<size_t>(std::min(kSlabRows, row_end - row_begin)));
+  thread_local GrowBuffer<uint8_t> scratch;
+  uint8_t* slab = scratch.at_least(pq2_row * static_cast<size_t>(std::min(kSlabRows, row_end - row_begin)));
   for (int64_t first = row_begin; first < row_end; first += kSlabRows) {
     const int64_t rows = std::min(kSlabRows, row_end - first);
     trit_planes_to_pq2(w, first, first + rows, slab);
