@@ -37,7 +37,8 @@ runtime::EngineOptions BackendOptions::engine_options() const {
 model::LoadOptions BackendOptions::load_options() const {
   return model::LoadOptions{
       .placement = mmap ? model::WeightPlacement::kMapped : model::WeightPlacement::kHugePages,
-      .ptq1_form = model::parse_ptq1_form(ptq1_form)};
+      .ptq1_form = model::parse_ptq1_form(ptq1_form),
+      .threads = threads};
 }
 
 }  // namespace tern::app

@@ -39,6 +39,7 @@ void bench(BenchArgs& args) {
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
   if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
   args.options.load.ptq1_form = model::parse_ptq1_form(args.ptq1_form);
+  args.options.load.threads = args.options.threads;
   const tools::BenchReport report = tools::run_bench(args.options);
   if (args.json) {
     fmt::print("{}\n", tools::bench_json(report).dump(2));

@@ -55,6 +55,7 @@ Ptq1Form parse_ptq1_form(const std::string& name);
 struct LoadOptions {
   WeightPlacement placement = WeightPlacement::kHugePages;
   Ptq1Form ptq1_form = default_ptq1_form();
+  int threads = 0;  // for the PTQ1_0 re-pack; 0: every hardware thread
 };
 
 class Model {
@@ -87,6 +88,7 @@ class Model {
  private:
   Model(gguf::Reader file, LoadOptions options);
   void place_matrices(const LoadOptions& options);
+  void repack_ptq1(const kernels::MatrixView& m, uint8_t* out, size_t row_bytes, int threads) const;
 
   gguf::Reader file_;
   Config config_;

@@ -127,6 +127,31 @@ TEST_F(WeightBinding, MappedPlacementViewsTheFile) {
   EXPECT_EQ(mapped->weights().token_embd.data, mapped->file().tensor("token_embd.weight").data.data());
 }
 
+// The PTQ1_0 re-pack at load is split over threads by rows; the placed bytes must not depend on how.
+TEST(WeightBindingPtq1, RePackGivesTheSameBytesOnAnyThreadCount) {
+  const auto placed_bytes = [](const Model& m) {
+    std::vector<uint8_t> bytes;
+    for (const LayerWeights& layer : m.weights().layers) {
+      for (const kernels::MatrixView* view :
+           {&layer.ffn_down, &layer.ffn_gate, &layer.gdn.qkv, &layer.attention.q}) {
+        if (view->data == nullptr) continue;
+        bytes.insert(bytes.end(), view->data, view->data + view->row_bytes * static_cast<size_t>(view->rows));
+      }
+    }
+    return bytes;
+  };
+  for (const Ptq1Form form : {Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
+    const auto one = Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form, .threads = 1});
+    const std::vector<uint8_t> expected = placed_bytes(*one);
+    ASSERT_FALSE(expected.empty());
+    for (int threads : {2, 3, 7}) {
+      const auto many =
+          Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form, .threads = threads});
+      EXPECT_EQ(placed_bytes(*many), expected) << threads << " threads";
+    }
+  }
+}
+
 TEST(WeightBindingDense, DenseFileHasNoSitesAndTiledSsmOut) {
   const auto dense = Model::open(testing_support::tiny_dense_model());
   EXPECT_EQ(dense->contract(), nullptr);
