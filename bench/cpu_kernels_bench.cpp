@@ -64,6 +64,7 @@ std::vector<float> gaussian(int64_t n) {
 const char* kernel_name(Pq2RowsKernel kernel) {
   if (kernel == pq2_rows_amx) return "amx";
   if (kernel == pq2_rows_avx512_lanes) return "avx512 lanes";
+  if (kernel == pq2_rows_avx512_pairs) return "avx512 pairs";
   if (kernel == pq2_rows_avx512_groups) return "avx512 groups";
   return kernel == pq2_rows_avx2 ? "avx2" : "scalar";
 }
@@ -117,6 +118,7 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
     out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
   }
+  if (cpu_features().has_avx512_vbmi()) out.emplace_back("avx512 pairs", pq2_rows_avx512_pairs);
   if (cpu_features().has_amx_int8()) {
     out.emplace_back("amx", pq2_rows_amx);
     out.emplace_back("amx few", pq2_rows_amx_few);
@@ -149,7 +151,7 @@ void BM_Pq2KernelHot(benchmark::State& state) {
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Pq2KernelHot)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 2, 4, 8, 12, 16, 64}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1, 2, 4, 8, 12, 16, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 // The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); args: tokens, then 0 for
@@ -173,7 +175,7 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
   const TernaryMatrix w{bytes.data(), kN, kK, row_bytes, quant::TensorType::kTritPlanes};
   for (auto _ : state) {
     pq2_matmul(y.data(), w, acts, nullptr,
-               state.range(1) == 0 ? trit_planes_rows_lanes : trit_planes_rows_repacked);
+               state.range(1) == 0 ? trit_planes_rows_pairs : trit_planes_rows_repacked);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GMAC/s"] =

@@ -97,14 +97,20 @@ std::vector<Pq2RowsKernel> kernels() {
     out.push_back(pq2_rows_avx512_lanes);
     out.push_back(pq2_rows_avx512_groups);
   }
-  if (cpu_features().has_amx_int8()) out.push_back(pq2_rows_amx);
+  if (cpu_features().has_avx512_vbmi()) out.push_back(pq2_rows_avx512_pairs);
+  if (cpu_features().has_amx_int8()) {
+    out.push_back(pq2_rows_amx);
+    out.push_back(pq2_rows_amx_few);
+  }
   return out;
 }
 
 const char* kernel_name(Pq2RowsKernel kernel) {
   if (kernel == pq2_rows_scalar) return "scalar";
   if (kernel == pq2_rows_amx) return "amx";
+  if (kernel == pq2_rows_amx_few) return "amx few";
   if (kernel == pq2_rows_avx512_lanes) return "avx512 lanes";
+  if (kernel == pq2_rows_avx512_pairs) return "avx512 pairs";
   return kernel == pq2_rows_avx2 ? "avx2" : "avx512 groups";
 }
 
@@ -282,7 +288,9 @@ TEST(CpuPq2Matmul, PrefillTokenCounts) {
 // through the few-token kernel below kAmxMinTokens.
 TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   const CpuFeatures& cpu = cpu_features();
-  if (cpu.has_avx512_vnni()) {
+  if (cpu.has_avx512_vbmi()) {
+    EXPECT_EQ(pq2_decode_kernel(), pq2_rows_avx512_pairs);
+  } else if (cpu.has_avx512_vnni()) {
     EXPECT_EQ(pq2_decode_kernel(), pq2_rows_avx512_lanes);
   } else {
     EXPECT_EQ(pq2_decode_kernel(), cpu.has_avx2_fma() ? pq2_rows_avx2 : pq2_rows_scalar);
@@ -293,6 +301,25 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
     EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens), pq2_rows_amx);
   } else {
     EXPECT_EQ(pq2_prompt_kernel(512), pq2_decode_kernel());
+  }
+}
+
+// The pairs kernel runs the AVX2 kernel's arithmetic lane for lane, two rows a zmm (a lone row paired
+// with itself), so both must give the same bits for any rows, range and token count.
+TEST(CpuPq2Matmul, Avx512PairsEqualsAvx2BitForBit) {
+  if (!cpu_features().has_avx512_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
+  for (int64_t tokens : {1, 2, 5}) {
+    for (int64_t rows : {1, 3, 8, 13}) {
+      const Weights w = random_weights(rows, 640, static_cast<uint32_t>(tokens * rows));
+      const std::vector<float> x = random_acts(tokens * 640, static_cast<uint32_t>(tokens));
+      ActBuffer buffer;
+      const QuantizedActs acts = buffer.quantize(x.data(), 640, tokens);
+      const int64_t begin = rows > 4 ? 1 : 0;
+      std::vector<float> avx2(static_cast<size_t>(rows * tokens), -7.0f), pairs(avx2);
+      pq2_rows_avx2(avx2.data(), rows, w.view, acts, begin, rows);
+      pq2_rows_avx512_pairs(pairs.data(), rows, w.view, acts, begin, rows);
+      EXPECT_EQ(avx2, pairs) << "rows " << rows << " tokens " << tokens;
+    }
   }
 }
 

@@ -69,7 +69,7 @@ class CpuTritPlanes : public testing::Test {
   }
 };
 
-TEST_F(CpuTritPlanes, DecodeKernelEqualsThePq2LaneKernel) {
+TEST_F(CpuTritPlanes, DecodeKernelEqualsThePq2DecodeKernel) {
   for (int64_t blocks : {1, 2, 3, 4, 5, 6, 8, 40, 48}) {
     const int64_t rows = 23, cols = 128 * blocks;
     const TwoForms m = random_matrix(rows, cols, static_cast<uint32_t>(blocks));
@@ -78,8 +78,8 @@ TEST_F(CpuTritPlanes, DecodeKernelEqualsThePq2LaneKernel) {
       ActBuffer buffer;
       const QuantizedActs a = buffer.quantize(x.data(), cols, tokens);
       SCOPED_TRACE(testing::Message() << blocks << " blocks, " << tokens << " tokens");
-      expect_same_bits(run(trit_planes_rows_lanes, m.planes, a, 9), run(pq2_rows_avx512_lanes, m.pq2, a, 4),
-                       "lanes");
+      expect_same_bits(run(trit_planes_rows_pairs, m.planes, a, 9), run(pq2_rows_avx512_pairs, m.pq2, a, 4),
+                       "pairs");
     }
   }
 }
@@ -116,8 +116,8 @@ TEST_F(CpuTritPlanes, SharedMatmulOverThePoolEqualsPq2) {
   std::vector<float> yq(300), yk(64), eq(300), ek(64);
   const TernaryTarget planes[] = {{yq.data(), q.planes}, {yk.data(), k.planes}};
   const TernaryTarget pq2[] = {{eq.data(), q.pq2}, {ek.data(), k.pq2}};
-  pq2_matmul_shared(planes, a, &pool, trit_planes_rows_lanes);
-  pq2_matmul_shared(pq2, a, &pool, pq2_rows_avx512_lanes);
+  pq2_matmul_shared(planes, a, &pool, trit_planes_rows_pairs);
+  pq2_matmul_shared(pq2, a, &pool, pq2_rows_avx512_pairs);
   expect_same_bits(yq, eq, "q");
   expect_same_bits(yk, ek, "k");
 }
@@ -137,7 +137,7 @@ TEST(CpuTritPlanesAnyCpu, RePackedDecodeEqualsThePq2DecodeKernel) {
                      "re-packed");
   }
   EXPECT_TRUE(
-      trit_planes_decode_kernel() == trit_planes_rows_lanes ||
+      trit_planes_decode_kernel() == trit_planes_rows_pairs ||
       (!cpu_features().has_avx512_vbmi() && trit_planes_decode_kernel() == trit_planes_rows_repacked));
 }
 

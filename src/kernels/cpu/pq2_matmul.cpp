@@ -61,6 +61,7 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const Q
 
 Pq2RowsKernel pq2_decode_kernel() {
   const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx512_vbmi()) return pq2_rows_avx512_pairs;
   if (cpu.has_avx512_vnni()) return pq2_rows_avx512_lanes;
   if (cpu.has_avx2_fma()) return pq2_rows_avx2;
   return pq2_rows_scalar;

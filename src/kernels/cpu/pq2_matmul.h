@@ -5,8 +5,10 @@
 // scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
 //
 // Two summation orders, and which tokens take which (kernels/ops.h TokenRows):
-// - Lane order (scalar, AVX2, pq2_rows_avx512_lanes): each SIMD lane keeps its own fp32 sum of
-//   lane dot · d_w · step over the blocks; the lanes are summed at the end of the row. Fastest in decode.
+// - Lane order (scalar, AVX2, pq2_rows_avx512_pairs, pq2_rows_avx512_lanes): each SIMD lane keeps its
+//   own fp32 sum of lane dot · d_w · step over the blocks; the lanes are summed at the end of the row.
+//   Fastest in decode. The AVX2 kernel and the pairs kernel (its lanes, two rows a zmm) give the same bits;
+//   the 16-lane AVX-512 kernel, for CPUs without VBMI, rounds its own way.
 // - Group order (pq2_rows_avx512_groups and pq2_rows_amx): per row, token and block, with D_g the exact
 //   integer dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
 //     acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
@@ -56,6 +58,10 @@ void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, c
                            int64_t row_begin, int64_t row_end);
 void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
+// Needs AVX-512 VBMI + VNNI (cpu_features().has_avx512_vbmi()): the AVX2 kernel's lane order, two rows
+// per zmm; bit-identical to pq2_rows_avx2.
+void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                           int64_t row_begin, int64_t row_end);
 
 // Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
 // 16-token tile costs the same however few of its tokens are real.

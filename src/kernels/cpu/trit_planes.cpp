@@ -29,7 +29,7 @@ void rows_via_pq2(Pq2RowsKernel kernel, float* y, int64_t y_stride, const Ternar
 }  // namespace
 
 Pq2RowsKernel trit_planes_decode_kernel() {
-  return cpu_features().has_avx512_vbmi() ? trit_planes_rows_lanes : trit_planes_rows_repacked;
+  return cpu_features().has_avx512_vbmi() ? trit_planes_rows_pairs : trit_planes_rows_repacked;
 }
 
 void trit_planes_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,

@@ -14,13 +14,13 @@
 
 namespace tern::kernels::cpu {
 
-// The kernel for decode tokens on this CPU: trit_planes_rows_lanes with VBMI, else the re-pack.
+// The kernel for decode tokens on this CPU: trit_planes_rows_pairs with VBMI, else the re-pack.
 Pq2RowsKernel trit_planes_decode_kernel();
 
-// Decode tokens, AVX-512 VBMI + VNNI: the lane order of pq2_rows_avx512_lanes. Per 64-byte source, eight
-// instructions (six of them lookups) give five code vectors (2.5 blocks); the rest of a block's step is that
-// kernel's.
-void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+// Decode tokens, AVX-512 VBMI + VNNI: the order of pq2_rows_avx512_pairs (pq2_rows_avx2's bits). Per
+// 64-byte source, eight instructions (six of them lookups) give five code vectors (2.5 blocks); four
+// lane shuffles pair two rows' vectors, and the rest of a block's step is that kernel's.
+void trit_planes_rows_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
 
 // Prompt tokens, any CPU: the rows are re-packed to PQ2_0 in per-thread scratch (a slab of up to 1024

@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <type_traits>
-#include <utility>
 
-#include "kernels/cpu/pq2_avx512.h"
+#include "kernels/cpu/pq2_pairs_avx512.h"
 #include "kernels/cpu/pq2_tile.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/trit_planes.h"
@@ -84,32 +82,78 @@ inline uint16_t load_scale(const uint8_t* p) {
   return static_cast<uint16_t>(p[0] | (p[1] << 8));
 }
 
+// One token's activations as the pair step reads them (the ymm lane view of act_quant.h).
+struct PairActs {
+  const int8_t* q;
+  const int32_t* sums;
+  const float* scales;
+
+  PairActs(const QuantizedActs& a, int64_t token, int64_t block)
+      : q(a.token_q(token) + block * kActBlockBytes),
+        sums(a.token_ymm_sums(token) + block * kYmmLanes),
+        scales(a.token_ymm_scales(token) + block * kYmmLanes) {}
+  __m512 step(__m512 acc, const avx512::PairCodes& codes, int64_t j) const {
+    return avx512::pair_step(acc, codes, q + j * kActBlockBytes, sums + j * kYmmLanes,
+                             scales + j * kYmmLanes);
+  }
+};
+
 struct PlaneTiles {
-  // R rows × T tokens, unit by unit (five blocks, two sources a row).
+  // R rows (a lone row is paired with itself) × T tokens, unit by unit (five blocks, two sources a row),
+  // in the AVX2 lane order of avx512::pair_step.
   template <int R, int T>
   static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
                    int64_t token) {
+    constexpr int kPairs = (R + 1) / 2;
     const Tables& tables = plane_tables();
     const int64_t blocks = a.blocks();
     const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
-    const uint8_t* rows[R];
-    for (int r = 0; r < R; ++r) rows[r] = w.data + static_cast<size_t>(row + r) * w.row_bytes;
-    const std::array<avx512::LaneActs, T> acts = make_acts<T>(a, token, std::make_integer_sequence<int, T>{});
-    __m512 acc[R][T];
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    const uint8_t* rows[2 * kPairs];
+    for (int r = 0; r < 2 * kPairs; ++r)
+      rows[r] = w.data + static_cast<size_t>(row + std::min(r, R - 1)) * w.row_bytes;
+    __m512 acc[kPairs][T];
+    for (int p = 0; p < kPairs; ++p)
+      for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
 
-    // Block j of a unit in row r, from the unit's code vectors and scales; unit_acts start at the unit.
-    const auto steps = [&](int r, const __m512i* vectors, const float* d_w,
-                           const std::array<avx512::LaneActs, T>& unit_acts, auto j) {
-      const avx512::Codes codes{vectors[2 * j], vectors[2 * j + 1]};
-      const __m512 scale = _mm512_set1_ps(d_w[j]);
-      for (int t = 0; t < T; ++t) acc[r][t] = avx512::lane_step(acc[r][t], codes, scale, unit_acts[t], j);
+    // Block j of pair p from the rows' [f0 | f1] and [f2 | f3] code vectors.
+    const auto step = [&](int p, __m512i a01, __m512i a23, __m512i b01, __m512i b23, const float* da,
+                          const float* db, int64_t first, int64_t j) {
+      const avx512::PairCodes codes{
+          {_mm512_shuffle_i64x2(a01, b01, 0x44), _mm512_shuffle_i64x2(a01, b01, 0xEE),
+           _mm512_shuffle_i64x2(a23, b23, 0x44), _mm512_shuffle_i64x2(a23, b23, 0xEE)},
+          _mm512_mask_mov_ps(_mm512_set1_ps(da[j]), 0xFF00, _mm512_set1_ps(db[j]))};
+      for (int t = 0; t < T; ++t) acc[p][t] = PairActs(a, token + t, first).step(acc[p][t], codes, j);
     };
-    const auto acts_from = [&](int64_t first) {
-      std::array<avx512::LaneActs, T> out = acts;
-      for (int t = 0; t < T; ++t) out[t] = acts[t].from(first);
-      return out;
+    // A whole unit of pair p, source by source, so that at most two sources of each row are live.
+    const auto full_unit = [&](int p, int64_t unit) {
+      const int64_t first = unit * kBlocksPerUnit;
+      const uint8_t* source_a = rows[2 * p] + unit * kUnitSourceBytes;
+      const uint8_t* source_b = rows[2 * p + 1] + unit * kUnitSourceBytes;
+      alignas(32) float da[8], db[8];
+      unit_scales(rows[2 * p] + scales + 2 * first, kBlocksPerUnit, da);
+      unit_scales(rows[2 * p + 1] + scales + 2 * first, kBlocksPerUnit, db);
+      __m512i va[5], vb[5], wa[5], wb[5];
+      extract(source_a, tables, va);
+      extract(source_b, tables, vb);
+      step(p, va[0], va[1], vb[0], vb[1], da, db, first, 0);
+      step(p, va[2], va[3], vb[2], vb[3], da, db, first, 1);
+      extract(source_a + quant::kPlaneSourceBytes, tables, wa);
+      extract(source_b + quant::kPlaneSourceBytes, tables, wb);
+      step(p, va[4], wa[0], vb[4], wb[0], da, db, first, 2);
+      step(p, wa[1], wa[2], wb[1], wb[2], da, db, first, 3);
+      step(p, wa[3], wa[4], wb[3], wb[4], da, db, first, 4);
+    };
+    // The row's last `count` (< 5) blocks.
+    const auto tail_unit = [&](int p, int64_t unit, int64_t count) {
+      const int64_t first = unit * kBlocksPerUnit;
+      __m512i va[2 * kBlocksPerUnit], vb[2 * kBlocksPerUnit];
+      extract_unit(rows[2 * p], unit, count, tables, va);
+      extract_unit(rows[2 * p + 1], unit, count, tables, vb);
+      alignas(32) float da[8], db[8];
+      unit_scales(rows[2 * p] + scales + 2 * first, count, da);
+      unit_scales(rows[2 * p + 1] + scales + 2 * first, count, db);
+      for (int64_t j = 0; j < count; ++j)
+        step(p, va[2 * j], va[2 * j + 1], vb[2 * j], vb[2 * j + 1], da, db, first, j);
     };
     // As in tiling::tile: the next tile's rows are fetched at the pace this one is read.
     const int64_t full_units = blocks / kBlocksPerUnit;
@@ -120,38 +164,19 @@ struct PlaneTiles {
         for (int64_t line = 0; line < span_step; line += 64)
           __builtin_prefetch(next + unit * span_step + line, 0, 3);
       }
-      const int64_t first = unit * kBlocksPerUnit;
-      const std::array<avx512::LaneActs, T> unit_acts = acts_from(first);
-#pragma GCC unroll 4  // whole: acc[r] must stay in registers
-      for (int r = 0; r < R; ++r) {
-        __m512i vectors[2 * kBlocksPerUnit];
-        extract_unit(rows[r], unit, kBlocksPerUnit, tables, vectors);
-        alignas(32) float d_w[8];
-        unit_scales(rows[r] + scales + 2 * first, kBlocksPerUnit, d_w);
-        [&]<int... J>(std::integer_sequence<int, J...>) {
-          (steps(r, vectors, d_w, unit_acts, std::integral_constant<int, J>{}), ...);
-        }
-        (std::make_integer_sequence<int, kBlocksPerUnit>{});
+#pragma GCC unroll 2  // whole: acc[p] must stay in registers
+      for (int p = 0; p < kPairs; ++p) full_unit(p, unit);
+    }
+    if (full_units * kBlocksPerUnit < blocks) {  // the row's tail
+      for (int p = 0; p < kPairs; ++p) tail_unit(p, full_units, blocks - full_units * kBlocksPerUnit);
+    }
+    for (int p = 0; p < kPairs; ++p) {
+      for (int t = 0; t < T; ++t) {
+        float* out = y + (token + t) * y_stride + row + 2 * p;
+        out[0] = avx512::row_a_sum(acc[p][t]);
+        if (2 * p + 1 < R) out[1] = avx512::row_b_sum(acc[p][t]);
       }
     }
-    if (const int64_t first = full_units * kBlocksPerUnit; first < blocks) {  // the row's tail
-      const std::array<avx512::LaneActs, T> tail_acts = acts_from(first);
-      for (int r = 0; r < R; ++r) {
-        __m512i vectors[2 * kBlocksPerUnit];
-        extract_unit(rows[r], full_units, blocks - first, tables, vectors);
-        alignas(32) float d_w[8];
-        unit_scales(rows[r] + scales + 2 * first, blocks - first, d_w);
-        for (int64_t j = 0; j < blocks - first; ++j) steps(r, vectors, d_w, tail_acts, j);
-      }
-    }
-    for (int r = 0; r < R; ++r)
-      for (int t = 0; t < T; ++t) y[(token + t) * y_stride + row + r] = _mm512_reduce_add_ps(acc[r][t]);
-  }
-
-  template <int T, int... I>
-  static std::array<avx512::LaneActs, T> make_acts(const QuantizedActs& a, int64_t token,
-                                                   std::integer_sequence<int, I...>) {
-    return {avx512::LaneActs(a, token + I)...};
   }
 };
 
@@ -168,7 +193,7 @@ inline void store_pq2_block(__m512i c01, __m512i c23, uint16_t d_bits, uint8_t* 
 
 }  // namespace
 
-void trit_planes_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+void trit_planes_rows_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end) {
   tiling::rows<PlaneTiles, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
 }

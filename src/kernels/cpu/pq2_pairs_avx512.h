@@ -1,0 +1,59 @@
+// The AVX-512 steps of the AVX2 lane order on two rows at once, [row A | row B] in each zmm: shared by
+// the PQ2_0 pairs kernel (pq2_pairs_vbmi.cpp) and the trit planes decode kernel (trit_planes_vbmi.cpp), so
+// both give pq2_rows_avx2's bits. Included only by files compiled for AVX-512 VBMI (*_vbmi.cpp).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/act_quant.h"
+
+namespace tern::kernels::cpu::avx512 {
+
+// One block of two rows.
+struct PairCodes {
+  __m512i f[4];  // 2-bit field s of the 32 qs bytes: [row A | row B]
+  __m512 d_w;    // [d_A × 8 | d_B × 8]
+};
+
+// acc + d_w · lane step · (256·Σ code·hi + Σ code·lo − lane sum) for one block of one token, lane l of
+// each half summing qs bytes 4l..4l+3 of every field: the AVX2 kernel's lane, exactly. q, sums and scales
+// point at the block's activations, ymm lane sums and ymm lane scales.
+inline __m512 pair_step(__m512 acc, const PairCodes& codes, const int8_t* q, const int32_t* sums,
+                        const float* scales) {
+  const auto plane = [&](int s, int digit) {
+    return _mm512_broadcast_i64x4(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(q + digit * kActBlock + 32 * s)));
+  };
+  // Two independent chains (hi and lo), so eight dependent dot products do not bound the loop.
+  __m512i hi = _mm512_setzero_si512(), lo = _mm512_setzero_si512();
+  for (int s = 0; s < 4; ++s) {
+    hi = _mm512_dpbusd_epi32(hi, codes.f[s], plane(s, 0));
+    lo = _mm512_dpbusd_epi32(lo, codes.f[s], plane(s, 1));
+  }
+  lo =
+      _mm512_sub_epi32(lo, _mm512_broadcast_i64x4(_mm256_load_si256(reinterpret_cast<const __m256i*>(sums))));
+  const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
+  const __m512 scale = _mm512_mul_ps(
+      codes.d_w, _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_load_ps(scales)))));
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
+}
+
+// The AVX2 kernel's eight-lane sum.
+inline float half_sum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Row A's and row B's sums of a pair accumulator.
+inline float row_a_sum(__m512 acc) {
+  return half_sum(_mm512_castps512_ps256(acc));
+}
+inline float row_b_sum(__m512 acc) {
+  return half_sum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+}
+
+}  // namespace tern::kernels::cpu::avx512

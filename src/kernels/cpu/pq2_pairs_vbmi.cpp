@@ -1,0 +1,102 @@
+// AVX-512 VBMI + VNNI PQ2_0 kernel in the AVX2 lane order, the decode kernel where VBMI exists
+// (pq2_matmul.h). A zmm holds one 2-bit field of two rows, [row A | row B], so a row's eight lanes are
+// the AVX2 kernel's eight (lane l: qs bytes 4l..4l+3 of every field) and every step is that kernel's:
+// the same exact integer per lane and block, the same fp32 convert, multiply and FMA, the same eight-lane
+// sum at the end. The results equal pq2_rows_avx2's bit for bit.
+//
+// Why: the 16-lane kernel spends about nine port-0 instructions per row and block (four VPDPBUSD, two
+// variable shifts, the digit shift, two converts), and port 0 is the only one that runs 512-bit shifts,
+// converts and dot products. Here fields 0..2 come from VPERMB lookups (port 5) of the two rows' qs, and
+// the shift, the converts and the scale build are paid once per pair of rows.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/cpu/pq2_pairs_avx512.h"
+#include "kernels/cpu/pq2_tile.h"
+
+namespace tern::kernels::cpu {
+
+namespace {
+
+// Lookup tables by the low six bits of a qs byte: fields 0, 1 and 2.
+struct FieldTables {
+  __m512i field[3];
+  FieldTables() {
+    alignas(64) uint8_t bytes[3][64];
+    for (int s = 0; s < 3; ++s)
+      for (int i = 0; i < 64; ++i) bytes[s][i] = static_cast<uint8_t>((i >> (2 * s)) & 3);
+    for (int s = 0; s < 3; ++s) field[s] = _mm512_load_si512(bytes[s]);
+  }
+};
+
+inline uint16_t scale_bits(const uint8_t* block) {
+  uint16_t bits;
+  std::memcpy(&bits, block, sizeof bits);
+  return bits;
+}
+
+inline avx512::PairCodes unpack_pair(const FieldTables& tables, const uint8_t* block_a,
+                                     const uint8_t* block_b) {
+  const __m512i qs = _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block_a + 2))),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block_b + 2)), 1);
+  const __m256i d =
+      _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_set1_epi16(static_cast<short>(scale_bits(block_a)))),
+                              _mm_set1_epi16(static_cast<short>(scale_bits(block_b))), 1);
+  return avx512::PairCodes{
+      {_mm512_permutexvar_epi8(qs, tables.field[0]), _mm512_permutexvar_epi8(qs, tables.field[1]),
+       _mm512_permutexvar_epi8(qs, tables.field[2]),
+       _mm512_and_si512(_mm512_srli_epi16(qs, 6), _mm512_set1_epi8(3))},
+      _mm512_cvtph_ps(d)};
+}
+
+struct PairTiles {
+  // R rows (a lone row is paired with itself) × T tokens.
+  template <int R, int T>
+  static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
+                   int64_t token) {
+    static const FieldTables tables;
+    constexpr int kPairs = (R + 1) / 2;
+    const int64_t blocks = a.blocks();
+    const uint8_t* rows[2 * kPairs];
+    for (int r = 0; r < 2 * kPairs; ++r)
+      rows[r] = w.data + static_cast<size_t>(row + std::min(r, R - 1)) * w.row_bytes;
+    __m512 acc[kPairs][T];
+    for (int p = 0; p < kPairs; ++p)
+      for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
+    const uint8_t* next = rows[0] + R * static_cast<int64_t>(w.row_bytes);
+    constexpr int64_t kSpanStep = R * static_cast<int64_t>(kPq2BlockBytes);
+    for (int64_t b = 0; b < blocks; ++b) {
+      if constexpr (T == 1) {
+        for (int64_t line = 0; line < kSpanStep; line += 64)
+          __builtin_prefetch(next + b * kSpanStep + line, 0, 3);
+      }
+      const int64_t offset = b * static_cast<int64_t>(kPq2BlockBytes);
+      for (int p = 0; p < kPairs; ++p) {
+        const avx512::PairCodes codes = unpack_pair(tables, rows[2 * p] + offset, rows[2 * p + 1] + offset);
+        for (int t = 0; t < T; ++t) {
+          acc[p][t] = avx512::pair_step(acc[p][t], codes, a.token_q(token + t) + b * kActBlockBytes,
+                                        a.token_ymm_sums(token + t) + b * kYmmLanes,
+                                        a.token_ymm_scales(token + t) + b * kYmmLanes);
+        }
+      }
+    }
+    for (int p = 0; p < kPairs; ++p) {
+      for (int t = 0; t < T; ++t) {
+        float* out = y + (token + t) * y_stride + row + 2 * p;
+        out[0] = avx512::row_a_sum(acc[p][t]);
+        if (2 * p + 1 < R) out[1] = avx512::row_b_sum(acc[p][t]);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                           int64_t row_begin, int64_t row_end) {
+  tiling::rows<PairTiles, 4, 4, 4>(y, y_stride, w, a, row_begin, row_end);
+}
+
+}  // namespace tern::kernels::cpu
