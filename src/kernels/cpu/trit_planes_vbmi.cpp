@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <type_traits>
 
 #include "kernels/cpu/pq2_pairs_avx512.h"
 #include "kernels/cpu/pq2_tile.h"
@@ -44,9 +45,8 @@ Tables make_tables() {
                 load(by_u[0]),    load(by_u[1]),    load(by_u[2])};
 }
 
-// The five code vectors of one 64-byte source.
-inline void extract(const uint8_t* source, const Tables& t, __m512i* vectors) {
-  const __m512i bytes = _mm512_loadu_si512(source);
+// The five code vectors held by 64 source bytes (a source, or the halves of two, below).
+inline void extract_bytes(__m512i bytes, const Tables& t, __m512i* vectors) {
   vectors[0] = _mm512_permutexvar_epi8(bytes, t.slot0);
   vectors[1] = _mm512_permutexvar_epi8(bytes, t.slot1);
   const __m512i twice_w = _mm512_permutex2var_epi8(t.twice_w[0], bytes, t.twice_w[1]);
@@ -54,6 +54,24 @@ inline void extract(const uint8_t* source, const Tables& t, __m512i* vectors) {
   vectors[2] = _mm512_permutexvar_epi8(u, t.slot2);
   vectors[3] = _mm512_permutexvar_epi8(u, t.slot3);
   vectors[4] = _mm512_permutexvar_epi8(u, t.slot4);
+}
+
+// The five code vectors of one 64-byte source.
+inline void extract(const uint8_t* source, const Tables& t, __m512i* vectors) {
+  extract_bytes(_mm512_loadu_si512(source), t, vectors);
+}
+
+// The five code vectors of two rows' sources as [row A | row B] halves. A byte's trits depend on that
+// byte only, so extracting [A bytes 0..31 | B bytes 0..31] gives each code vector's first field (2h) of
+// both rows, and the bytes 32..63 its second (2h + 1): the pair order's operands with no shuffle.
+inline void extract_pair(const uint8_t* source_a, const uint8_t* source_b, const Tables& t, __m512i* first,
+                         __m512i* second) {
+  const auto join = [](const uint8_t* a, const uint8_t* b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
+  };
+  extract_bytes(join(source_a, source_b), t, first);
+  extract_bytes(join(source_a + 32, source_b + 32), t, second);
 }
 
 // The code vectors of the `count` blocks (≤ 5) of unit `unit` of a row: one source, or two where the
@@ -115,45 +133,36 @@ struct PlaneTiles {
     for (int p = 0; p < kPairs; ++p)
       for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
 
-    // Block j of pair p from the rows' [f0 | f1] and [f2 | f3] code vectors.
-    const auto step = [&](int p, __m512i a01, __m512i a23, __m512i b01, __m512i b23, const float* da,
+    // Block j of pair p from its two code vectors (v = 2j, 2j + 1), each as [A | B] first and second fields.
+    const auto step = [&](int p, __m512i f0, __m512i f1, __m512i f2, __m512i f3, const float* da,
                           const float* db, int64_t first, int64_t j) {
-      const avx512::PairCodes codes{
-          {_mm512_shuffle_i64x2(a01, b01, 0x44), _mm512_shuffle_i64x2(a01, b01, 0xEE),
-           _mm512_shuffle_i64x2(a23, b23, 0x44), _mm512_shuffle_i64x2(a23, b23, 0xEE)},
-          _mm512_mask_mov_ps(_mm512_set1_ps(da[j]), 0xFF00, _mm512_set1_ps(db[j]))};
+      const avx512::PairCodes codes{{f0, f1, f2, f3},
+                                    _mm512_mask_mov_ps(_mm512_set1_ps(da[j]), 0xFF00, _mm512_set1_ps(db[j]))};
       for (int t = 0; t < T; ++t) acc[p][t] = PairActs(a, token + t, first).step(acc[p][t], codes, j);
     };
-    // A whole unit of pair p, source by source, so that at most two sources of each row are live.
-    const auto full_unit = [&](int p, int64_t unit) {
+    // The `count` blocks (≤ 5) of one unit of pair p, source by source.
+    const auto unit_steps = [&](int p, int64_t unit, auto count) {
       const int64_t first = unit * kBlocksPerUnit;
       const uint8_t* source_a = rows[2 * p] + unit * kUnitSourceBytes;
       const uint8_t* source_b = rows[2 * p + 1] + unit * kUnitSourceBytes;
       alignas(32) float da[8], db[8];
-      unit_scales(rows[2 * p] + scales + 2 * first, kBlocksPerUnit, da);
-      unit_scales(rows[2 * p + 1] + scales + 2 * first, kBlocksPerUnit, db);
-      __m512i va[5], vb[5], wa[5], wb[5];
-      extract(source_a, tables, va);
-      extract(source_b, tables, vb);
-      step(p, va[0], va[1], vb[0], vb[1], da, db, first, 0);
-      step(p, va[2], va[3], vb[2], vb[3], da, db, first, 1);
-      extract(source_a + quant::kPlaneSourceBytes, tables, wa);
-      extract(source_b + quant::kPlaneSourceBytes, tables, wb);
-      step(p, va[4], wa[0], vb[4], wb[0], da, db, first, 2);
-      step(p, wa[1], wa[2], wb[1], wb[2], da, db, first, 3);
-      step(p, wa[3], wa[4], wb[3], wb[4], da, db, first, 4);
-    };
-    // The row's last `count` (< 5) blocks.
-    const auto tail_unit = [&](int p, int64_t unit, int64_t count) {
-      const int64_t first = unit * kBlocksPerUnit;
-      __m512i va[2 * kBlocksPerUnit], vb[2 * kBlocksPerUnit];
-      extract_unit(rows[2 * p], unit, count, tables, va);
-      extract_unit(rows[2 * p + 1], unit, count, tables, vb);
-      alignas(32) float da[8], db[8];
       unit_scales(rows[2 * p] + scales + 2 * first, count, da);
       unit_scales(rows[2 * p + 1] + scales + 2 * first, count, db);
-      for (int64_t j = 0; j < count; ++j)
-        step(p, va[2 * j], va[2 * j + 1], vb[2 * j], vb[2 * j + 1], da, db, first, j);
+      __m512i first_fields[5], second_fields[5];  // first and second fields of code vectors 0..4, then 5..9
+      extract_pair(source_a, source_b, tables, first_fields, second_fields);
+      step(p, first_fields[0], second_fields[0], first_fields[1], second_fields[1], da, db, first, 0);
+      if (count > 1)
+        step(p, first_fields[2], second_fields[2], first_fields[3], second_fields[3], da, db, first, 1);
+      if (count > 2) {
+        const __m512i first4 = first_fields[4], second4 = second_fields[4];
+        extract_pair(source_a + quant::kPlaneSourceBytes, source_b + quant::kPlaneSourceBytes, tables,
+                     first_fields, second_fields);
+        step(p, first4, second4, first_fields[0], second_fields[0], da, db, first, 2);
+        if (count > 3)
+          step(p, first_fields[1], second_fields[1], first_fields[2], second_fields[2], da, db, first, 3);
+        if (count > 4)
+          step(p, first_fields[3], second_fields[3], first_fields[4], second_fields[4], da, db, first, 4);
+      }
     };
     // As in tiling::tile: the next tile's rows are fetched at the pace this one is read.
     const int64_t full_units = blocks / kBlocksPerUnit;
@@ -165,10 +174,10 @@ struct PlaneTiles {
           __builtin_prefetch(next + unit * span_step + line, 0, 3);
       }
 #pragma GCC unroll 2  // whole: acc[p] must stay in registers
-      for (int p = 0; p < kPairs; ++p) full_unit(p, unit);
+      for (int p = 0; p < kPairs; ++p) unit_steps(p, unit, std::integral_constant<int64_t, kBlocksPerUnit>{});
     }
     if (full_units * kBlocksPerUnit < blocks) {  // the row's tail
-      for (int p = 0; p < kPairs; ++p) tail_unit(p, full_units, blocks - full_units * kBlocksPerUnit);
+      for (int p = 0; p < kPairs; ++p) unit_steps(p, full_units, blocks - full_units * kBlocksPerUnit);
     }
     for (int p = 0; p < kPairs; ++p) {
       for (int t = 0; t < T; ++t) {
