@@ -44,14 +44,13 @@ int64_t a_tile_bytes(int tokens) {
   return int64_t{tokens} * kRowsPerToken * kTileK;
 }
 
-// Tiles: 0, 1 the A tiles of a block's two halves; 2, 3 their B tiles; 4, 5 and 6, 7 their dots for even
-// and odd blocks, so a block's products need not wait for the previous block's dots to be stored.
+// Tiles: 0, 1 the A tiles of a block's two halves; 2, 3 their B tiles; 4, 5 their dots.
 amx::TileConfig tile_config(int tokens) {
   amx::TileConfig config;
   const int rows = tokens * kRowsPerToken;
   for (int a = 0; a < 2; ++a) config.set(a, rows, kTileK);
   for (int b = 2; b < 4; ++b) config.set(b, kPanelRows, kTileK);
-  for (int dots = 4; dots < 8; ++dots) config.set(dots, rows, kPanelRows * 4);
+  for (int dots = 4; dots < 6; ++dots) config.set(dots, rows, kPanelRows * 4);
   return config;
 }
 
@@ -208,21 +207,12 @@ void panel_tokens(float* y, int64_t y_stride, int64_t blocks, const Panel& panel
     _tile_loadd(1, a_block + kATileBytes, kTileK);
     _tile_loadd(2, b_block, kTileK);
     _tile_loadd(3, b_block + kPanelRows * kTileK, kTileK);
-    if (b % 2 == 0) {
-      _tile_zero(4);
-      _tile_zero(5);
-      _tile_dpbsud(4, 0, 2);
-      _tile_dpbsud(5, 1, 3);
-      _tile_stored(4, dots[b % kRing][0], kPanelRows * 4);
-      _tile_stored(5, dots[b % kRing][1], kPanelRows * 4);
-    } else {
-      _tile_zero(6);
-      _tile_zero(7);
-      _tile_dpbsud(6, 0, 2);
-      _tile_dpbsud(7, 1, 3);
-      _tile_stored(6, dots[b % kRing][0], kPanelRows * 4);
-      _tile_stored(7, dots[b % kRing][1], kPanelRows * 4);
-    }
+    _tile_zero(4);
+    _tile_zero(5);
+    _tile_dpbsud(4, 0, 2);
+    _tile_dpbsud(5, 1, 3);
+    _tile_stored(4, dots[b % kRing][0], kPanelRows * 4);
+    _tile_stored(5, dots[b % kRing][1], kPanelRows * 4);
     if (b >= 1) combine(b - 1);
   }
   combine(blocks - 1);

@@ -5,9 +5,11 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/pq2_matmul.h"
 
 namespace tern::kernels::cpu::avx512 {
 
@@ -55,5 +57,46 @@ inline float row_a_sum(__m512 acc) {
 inline float row_b_sum(__m512 acc) {
   return half_sum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
 }
+
+// One token's activations as pair_step reads them (the ymm lane view of act_quant.h), from block `first`.
+struct PairActs {
+  const int8_t* q;
+  const int32_t* sums;
+  const float* scales;
+
+  PairActs(const QuantizedActs& a, int64_t token, int64_t first)
+      : q(a.token_q(token) + first * kActBlockBytes),
+        sums(a.token_ymm_sums(token) + first * kYmmLanes),
+        scales(a.token_ymm_scales(token) + first * kYmmLanes) {}
+  // acc after block `first + j`.
+  __m512 step(__m512 acc, const PairCodes& codes, int64_t j) const {
+    return pair_step(acc, codes, q + j * kActBlockBytes, sums + j * kYmmLanes, scales + j * kYmmLanes);
+  }
+};
+
+// An R-row × T-token tile in pairs: the rows (a lone last row paired with itself) and the accumulators.
+template <int R, int T>
+struct PairTile {
+  static constexpr int kPairs = (R + 1) / 2;
+  const uint8_t* rows[2 * kPairs];
+  __m512 acc[kPairs][T];
+
+  PairTile(const TernaryMatrix& w, int64_t row) {
+    for (int r = 0; r < 2 * kPairs; ++r)
+      rows[r] = w.data + static_cast<size_t>(row + std::min(r, R - 1)) * w.row_bytes;
+    for (int p = 0; p < kPairs; ++p)
+      for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
+  }
+  // y[(token + t) * y_stride + row + r] for the tile's R rows.
+  void store(float* y, int64_t y_stride, int64_t row, int64_t token) const {
+    for (int p = 0; p < kPairs; ++p) {
+      for (int t = 0; t < T; ++t) {
+        float* out = y + (token + t) * y_stride + row + 2 * p;
+        out[0] = row_a_sum(acc[p][t]);
+        if (2 * p + 1 < R) out[1] = row_b_sum(acc[p][t]);
+      }
+    }
+  }
+};
 
 }  // namespace tern::kernels::cpu::avx512

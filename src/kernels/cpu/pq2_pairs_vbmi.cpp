@@ -57,15 +57,9 @@ struct PairTiles {
   static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
                    int64_t token) {
     static const FieldTables tables;
-    constexpr int kPairs = (R + 1) / 2;
+    avx512::PairTile<R, T> tile(w, row);
     const int64_t blocks = a.blocks();
-    const uint8_t* rows[2 * kPairs];
-    for (int r = 0; r < 2 * kPairs; ++r)
-      rows[r] = w.data + static_cast<size_t>(row + std::min(r, R - 1)) * w.row_bytes;
-    __m512 acc[kPairs][T];
-    for (int p = 0; p < kPairs; ++p)
-      for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
-    const uint8_t* next = rows[0] + R * static_cast<int64_t>(w.row_bytes);
+    const uint8_t* next = tile.rows[0] + R * static_cast<int64_t>(w.row_bytes);
     constexpr int64_t kSpanStep = R * static_cast<int64_t>(kPq2BlockBytes);
     for (int64_t b = 0; b < blocks; ++b) {
       if constexpr (T == 1) {
@@ -73,22 +67,14 @@ struct PairTiles {
           __builtin_prefetch(next + b * kSpanStep + line, 0, 3);
       }
       const int64_t offset = b * static_cast<int64_t>(kPq2BlockBytes);
-      for (int p = 0; p < kPairs; ++p) {
-        const avx512::PairCodes codes = unpack_pair(tables, rows[2 * p] + offset, rows[2 * p + 1] + offset);
-        for (int t = 0; t < T; ++t) {
-          acc[p][t] = avx512::pair_step(acc[p][t], codes, a.token_q(token + t) + b * kActBlockBytes,
-                                        a.token_ymm_sums(token + t) + b * kYmmLanes,
-                                        a.token_ymm_scales(token + t) + b * kYmmLanes);
-        }
+      for (int p = 0; p < tile.kPairs; ++p) {
+        const avx512::PairCodes codes =
+            unpack_pair(tables, tile.rows[2 * p] + offset, tile.rows[2 * p + 1] + offset);
+        for (int t = 0; t < T; ++t)
+          tile.acc[p][t] = avx512::PairActs(a, token + t, b).step(tile.acc[p][t], codes, 0);
       }
     }
-    for (int p = 0; p < kPairs; ++p) {
-      for (int t = 0; t < T; ++t) {
-        float* out = y + (token + t) * y_stride + row + 2 * p;
-        out[0] = avx512::row_a_sum(acc[p][t]);
-        if (2 * p + 1 < R) out[1] = avx512::row_b_sum(acc[p][t]);
-      }
-    }
+    tile.store(y, y_stride, row, token);
   }
 };
 

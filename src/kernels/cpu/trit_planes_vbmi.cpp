@@ -100,45 +100,26 @@ inline uint16_t load_scale(const uint8_t* p) {
   return static_cast<uint16_t>(p[0] | (p[1] << 8));
 }
 
-// One token's activations as the pair step reads them (the ymm lane view of act_quant.h).
-struct PairActs {
-  const int8_t* q;
-  const int32_t* sums;
-  const float* scales;
-
-  PairActs(const QuantizedActs& a, int64_t token, int64_t block)
-      : q(a.token_q(token) + block * kActBlockBytes),
-        sums(a.token_ymm_sums(token) + block * kYmmLanes),
-        scales(a.token_ymm_scales(token) + block * kYmmLanes) {}
-  __m512 step(__m512 acc, const avx512::PairCodes& codes, int64_t j) const {
-    return avx512::pair_step(acc, codes, q + j * kActBlockBytes, sums + j * kYmmLanes,
-                             scales + j * kYmmLanes);
-  }
-};
-
 struct PlaneTiles {
   // R rows (a lone row is paired with itself) × T tokens, unit by unit (five blocks, two sources a row),
   // in the AVX2 lane order of avx512::pair_step.
   template <int R, int T>
   static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
                    int64_t token) {
-    constexpr int kPairs = (R + 1) / 2;
+    constexpr int kPairs = avx512::PairTile<R, T>::kPairs;
     const Tables& tables = plane_tables();
     const int64_t blocks = a.blocks();
     const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
-    const uint8_t* rows[2 * kPairs];
-    for (int r = 0; r < 2 * kPairs; ++r)
-      rows[r] = w.data + static_cast<size_t>(row + std::min(r, R - 1)) * w.row_bytes;
-    __m512 acc[kPairs][T];
-    for (int p = 0; p < kPairs; ++p)
-      for (int t = 0; t < T; ++t) acc[p][t] = _mm512_setzero_ps();
+    avx512::PairTile<R, T> tile(w, row);
+    const auto& rows = tile.rows;
 
     // Block j of pair p from its two code vectors (v = 2j, 2j + 1), each as [A | B] first and second fields.
     const auto step = [&](int p, __m512i f0, __m512i f1, __m512i f2, __m512i f3, const float* da,
                           const float* db, int64_t first, int64_t j) {
       const avx512::PairCodes codes{{f0, f1, f2, f3},
                                     _mm512_mask_mov_ps(_mm512_set1_ps(da[j]), 0xFF00, _mm512_set1_ps(db[j]))};
-      for (int t = 0; t < T; ++t) acc[p][t] = PairActs(a, token + t, first).step(acc[p][t], codes, j);
+      for (int t = 0; t < T; ++t)
+        tile.acc[p][t] = avx512::PairActs(a, token + t, first).step(tile.acc[p][t], codes, j);
     };
     // The `count` blocks (≤ 5) of one unit of pair p, source by source.
     const auto unit_steps = [&](int p, int64_t unit, auto count) {
@@ -179,13 +160,7 @@ struct PlaneTiles {
     if (full_units * kBlocksPerUnit < blocks) {  // the row's tail
       for (int p = 0; p < kPairs; ++p) unit_steps(p, full_units, blocks - full_units * kBlocksPerUnit);
     }
-    for (int p = 0; p < kPairs; ++p) {
-      for (int t = 0; t < T; ++t) {
-        float* out = y + (token + t) * y_stride + row + 2 * p;
-        out[0] = avx512::row_a_sum(acc[p][t]);
-        if (2 * p + 1 < R) out[1] = avx512::row_b_sum(acc[p][t]);
-      }
-    }
+    tile.store(y, y_stride, row, token);
   }
 };
 
