@@ -28,7 +28,7 @@ def browser():
 def test_streams_a_reply_and_stop_cancels(browser):
     # The oracle backend: the tiny model's replies often end by a sampled end token within a few hundred
     # tokens, which the cpu backend finishes before a click can land, so Stop would have nothing to stop.
-    server = Server("--parallel", "2", "--ctx-size", "2048", "--max-tokens", "2000", "--backend", "ref")
+    server = Server("--parallel", "2", "--ctx-size", "8192", "--max-tokens", "2000", "--backend", "ref")
     try:
         browser.get(server.url + "/")
         box = browser.find_element(By.ID, "input")
@@ -42,8 +42,10 @@ def test_streams_a_reply_and_stop_cancels(browser):
         assert text.strip()
 
         # A long reply is stopped. The tiny model's thinking usually runs to max_tokens, but a sampled end
-        # token can finish a reply before Stop is clicked; such a reply proves nothing, so ask again.
-        for attempt in range(5):
+        # token can finish a reply before Stop is clicked; such a reply proves nothing, so ask again. On a
+        # loaded host a click can take long enough that five such replies came in a row (11-30), so up to
+        # twenty tries, with the context sized for their history.
+        for attempt in range(20):
             box.send_keys("Tell me more.")
             browser.find_element(By.ID, "send").click()
             second = wait.until(lambda d: d.find_element(By.ID, f"reply-{3 + 2 * attempt}"))
