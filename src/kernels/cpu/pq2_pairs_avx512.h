@@ -58,30 +58,32 @@ inline float row_b_sum(__m512 acc) {
   return half_sum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
 }
 
-// One token's activations as pair_step reads them (the ymm lane view of act_quant.h), from block `first`.
+// One token's activations as pair_step reads them (the ymm lane view of act_quant.h).
 struct PairActs {
   const int8_t* q;
   const int32_t* sums;
   const float* scales;
 
-  PairActs(const QuantizedActs& a, int64_t token, int64_t first)
-      : q(a.token_q(token) + first * kActBlockBytes),
-        sums(a.token_ymm_sums(token) + first * kYmmLanes),
-        scales(a.token_ymm_scales(token) + first * kYmmLanes) {}
-  // acc after block `first + j`.
-  __m512 step(__m512 acc, const PairCodes& codes, int64_t j) const {
-    return pair_step(acc, codes, q + j * kActBlockBytes, sums + j * kYmmLanes, scales + j * kYmmLanes);
+  PairActs() = default;
+  PairActs(const QuantizedActs& a, int64_t token)
+      : q(a.token_q(token)), sums(a.token_ymm_sums(token)), scales(a.token_ymm_scales(token)) {}
+  // acc after block b.
+  __m512 step(__m512 acc, const PairCodes& codes, int64_t b) const {
+    return pair_step(acc, codes, q + b * kActBlockBytes, sums + b * kYmmLanes, scales + b * kYmmLanes);
   }
 };
 
-// An R-row × T-token tile in pairs: the rows (a lone last row paired with itself) and the accumulators.
+// An R-row × T-token tile in pairs: the rows (a lone last row paired with itself), the tokens'
+// activations and the accumulators.
 template <int R, int T>
 struct PairTile {
   static constexpr int kPairs = (R + 1) / 2;
   const uint8_t* rows[2 * kPairs];
+  PairActs acts[T];
   __m512 acc[kPairs][T];
 
-  PairTile(const TernaryMatrix& w, int64_t row) {
+  PairTile(const TernaryMatrix& w, const QuantizedActs& a, int64_t row, int64_t token) {
+    for (int t = 0; t < T; ++t) acts[t] = PairActs(a, token + t);
     for (int r = 0; r < 2 * kPairs; ++r)
       rows[r] = w.data + static_cast<size_t>(row + std::min(r, R - 1)) * w.row_bytes;
     for (int p = 0; p < kPairs; ++p)

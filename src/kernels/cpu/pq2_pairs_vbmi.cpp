@@ -57,7 +57,7 @@ struct PairTiles {
   static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
                    int64_t token) {
     static const FieldTables tables;
-    avx512::PairTile<R, T> tile(w, row);
+    avx512::PairTile<R, T> tile(w, a, row, token);
     const int64_t blocks = a.blocks();
     const uint8_t* next = tile.rows[0] + R * static_cast<int64_t>(w.row_bytes);
     constexpr int64_t kSpanStep = R * static_cast<int64_t>(kPq2BlockBytes);
@@ -70,8 +70,7 @@ struct PairTiles {
       for (int p = 0; p < tile.kPairs; ++p) {
         const avx512::PairCodes codes =
             unpack_pair(tables, tile.rows[2 * p] + offset, tile.rows[2 * p + 1] + offset);
-        for (int t = 0; t < T; ++t)
-          tile.acc[p][t] = avx512::PairActs(a, token + t, b).step(tile.acc[p][t], codes, 0);
+        for (int t = 0; t < T; ++t) tile.acc[p][t] = tile.acts[t].step(tile.acc[p][t], codes, b);
       }
     }
     tile.store(y, y_stride, row, token);

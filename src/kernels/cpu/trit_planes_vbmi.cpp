@@ -110,7 +110,7 @@ struct PlaneTiles {
     const Tables& tables = plane_tables();
     const int64_t blocks = a.blocks();
     const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
-    avx512::PairTile<R, T> tile(w, row);
+    avx512::PairTile<R, T> tile(w, a, row, token);
     const auto& rows = tile.rows;
 
     // Block j of pair p from its two code vectors (v = 2j, 2j + 1), each as [A | B] first and second fields.
@@ -118,8 +118,7 @@ struct PlaneTiles {
                           const float* db, int64_t first, int64_t j) {
       const avx512::PairCodes codes{{f0, f1, f2, f3},
                                     _mm512_mask_mov_ps(_mm512_set1_ps(da[j]), 0xFF00, _mm512_set1_ps(db[j]))};
-      for (int t = 0; t < T; ++t)
-        tile.acc[p][t] = avx512::PairActs(a, token + t, first).step(tile.acc[p][t], codes, j);
+      for (int t = 0; t < T; ++t) tile.acc[p][t] = tile.acts[t].step(tile.acc[p][t], codes, first + j);
     };
     // The `count` blocks (≤ 5) of one unit of pair p, source by source.
     const auto unit_steps = [&](int p, int64_t unit, auto count) {
