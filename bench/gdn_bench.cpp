@@ -12,6 +12,7 @@
 #include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/gdn_cpu.h"
+#include "kernels/cpu/norms_cpu.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/gdn.h"
 #include "kernels/ref/l2_norm.h"
@@ -136,37 +137,45 @@ BENCHMARK(BM_GdnPrefill)
     ->ArgNames({"impl", "recurrent"})
     ->Unit(benchmark::kMillisecond);
 
-// The oracle's other per-token GDN ops, to see what they cost: conv over 10240 channels, the per-head
-// L2 norms of q and k, the gated RMSNorm of the 48 output heads.
-void BM_RefCausalConv(benchmark::State& state) {
-  const int64_t n = state.range(0);
+// The other per-token GDN ops: conv over 10240 channels, the per-head L2 norms of q and k, the gated
+// RMSNorm of the 48 output heads; arg 0: the oracle (kRef) or the CPU backend's (norms_cpu.h).
+void BM_CausalConv(benchmark::State& state) {
+  const bool oracle = state.range(0) == kRef;
+  const int64_t n = state.range(1);
   const std::vector<float> in = uniform(n * kConvChannels, -1.0f, 1.0f, 1);
   const std::vector<float> weight = uniform(4 * kConvChannels, -1.0f, 1.0f, 2);
   std::vector<float> conv_state(3 * kConvChannels), out(in.size());
+  const auto conv = oracle ? ref::causal_conv : cpu::causal_conv;
   for (auto _ : state) {
-    ref::causal_conv(out.data(), in.data(), conv_state.data(), weight.data(), n, kConvChannels, 4);
+    conv(out.data(), in.data(), conv_state.data(), weight.data(), n, kConvChannels, 4);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * n);
+  state.SetLabel(oracle ? "ref" : "cpu");
 }
-BENCHMARK(BM_RefCausalConv)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CausalConv)->ArgsProduct({{kRef, kAvx2}, {1, 64}})->Unit(benchmark::kMicrosecond);
 
-void BM_RefNormsOfOneToken(benchmark::State& state) {
+void BM_NormsOfOneToken(benchmark::State& state) {
+  const bool oracle = state.range(0) == kRef;
   std::vector<float> qk = uniform(2 * k27b.n_k * k27b.dk, -1.0f, 1.0f, 1);
   const std::vector<float> o = uniform(k27b.n_v * k27b.dv, -1.0f, 1.0f, 2);
   const std::vector<float> z = uniform(k27b.n_v * k27b.dv, -1.0f, 1.0f, 3);
   const std::vector<float> gain = uniform(k27b.dv, 0.5f, 1.5f, 4);
   std::vector<float> y(o.size());
+  const auto l2 = oracle ? ref::l2_norm : cpu::l2_norm;
+  const auto gated = oracle ? ref::gated_rms_norm : cpu::gated_rms_norm;
   for (auto _ : state) {
-    for (int64_t h = 0; h < 2 * k27b.n_k; ++h) ref::l2_norm(&qk[static_cast<size_t>(h * k27b.dk)], k27b.dk);
+    for (int64_t h = 0; h < 2 * k27b.n_k; ++h)
+      l2(&qk[static_cast<size_t>(h * k27b.dk)], k27b.dk, ref::kL2NormEps);
     for (int64_t h = 0; h < k27b.n_v; ++h) {
       const size_t at = static_cast<size_t>(h * k27b.dv);
-      ref::gated_rms_norm(&y[at], &o[at], &z[at], gain.data(), k27b.dv, 1e-6f);
+      gated(&y[at], &o[at], &z[at], gain.data(), k27b.dv, 1e-6f);
     }
     benchmark::DoNotOptimize(y.data());
   }
+  state.SetLabel(oracle ? "ref" : "cpu");
 }
-BENCHMARK(BM_RefNormsOfOneToken)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NormsOfOneToken)->Arg(kRef)->Arg(kAvx2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace tern::kernels::cpu

@@ -5,6 +5,7 @@
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/dense_matmul.h"
 #include "kernels/cpu/gdn_cpu.h"
+#include "kernels/cpu/norms_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/silu.h"
 #include "kernels/cpu/site_transform.h"
@@ -103,6 +104,10 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.site_inverse = cpu::site_inverse;
     table.silu = [](float* out, const float* x, int64_t n) { cpu::silu_kernel()(out, x, nullptr, n); };
     table.swiglu_site = cpu::swiglu_site;
+    table.rms_norm = cpu::rms_norm;
+    table.gated_rms_norm = cpu::gated_rms_norm;
+    table.l2_norm = cpu::l2_norm;
+    table.causal_conv = cpu::causal_conv;
     table.gdn_recurrent = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims) {
       cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
     };
