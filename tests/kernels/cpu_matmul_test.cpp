@@ -324,16 +324,22 @@ TEST(CpuPq2Matmul, Avx512PairsEqualsAvx2BitForBit) {
 }
 
 TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
-  // Large enough (38 row groups × 8 blocks × 3 tokens) that the pool really splits the rows.
-  const Weights w = random_weights(301, 1024, 9);
-  const std::vector<float> x = random_acts(3 * 1024, 10);
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), 1024, 3);
-  ThreadPool pool(2);
-  std::vector<float> one(3 * 301), two(3 * 301);
-  pq2_matmul(one.data(), w.view, acts, nullptr);
-  pq2_matmul(two.data(), w.view, acts, &pool);
-  EXPECT_EQ(one, two);
+  // Large enough (251 row groups × 8 blocks) that the pool really splits the rows: guided parts for
+  // decode-sized calls (1 and 3 tokens), equal parts for a prompt chunk (9).
+  const Weights w = random_weights(2003, 1024, 9);
+  for (int64_t tokens : {1, 3, 9}) {
+    const std::vector<float> x = random_acts(tokens * 1024, 10);
+    ActBuffer buffer;
+    const QuantizedActs acts = buffer.quantize(x.data(), 1024, tokens);
+    std::vector<float> one(static_cast<size_t>(tokens * 2003));
+    pq2_matmul(one.data(), w.view, acts, nullptr);
+    for (int threads : {2, 3, 7}) {
+      ThreadPool pool(threads);
+      std::vector<float> many(one.size(), -1.0f);
+      pq2_matmul(many.data(), w.view, acts, &pool);
+      EXPECT_EQ(one, many) << "tokens " << tokens << " threads " << threads;
+    }
+  }
 }
 
 TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
