@@ -30,16 +30,9 @@ const char* kv_precision_name(KvPrecision precision) {
 }
 
 size_t kv_head_bytes(KvPrecision precision, int64_t head_dim) {
-  const auto n = static_cast<size_t>(head_dim);
-  switch (precision) {
-    case KvPrecision::kF16:
-      return 2 * n;
-    case KvPrecision::kF32:
-      return 4 * n;
-    case KvPrecision::kQ8:
-      return n + sizeof(float) * static_cast<size_t>(kernels::ref::q8_groups(head_dim));
-  }
-  return 0;
+  const int64_t scales = precision == KvPrecision::kQ8 ? kernels::ref::q8_groups(head_dim) : 0;
+  return static_cast<size_t>(head_dim * kernels::ref::kv_element_bytes(precision)) +
+         sizeof(float) * static_cast<size_t>(scales);
 }
 
 SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPrecision kv)

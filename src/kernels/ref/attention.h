@@ -12,6 +12,11 @@ namespace tern::kernels::ref {
 enum class KvPrecision { kF16, kF32, kQ8 };
 inline constexpr int64_t kQ8Group = 32;
 
+// Bytes of one stored key or value element (a kQ8 code; its group scales lie apart).
+inline constexpr int64_t kv_element_bytes(KvPrecision precision) {
+  return precision == KvPrecision::kF16 ? 2 : precision == KvPrecision::kF32 ? 4 : 1;
+}
+
 // Scale groups of one head of head_dim values in the kQ8 layout.
 inline constexpr int64_t q8_groups(int64_t head_dim) {
   return (head_dim + kQ8Group - 1) / kQ8Group;
