@@ -4,24 +4,18 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/norms_cpu.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/l2_norm.h"
 #include "kernels/ref/rms_norm.h"
+#include "tests/support/random_acts.h"
 
 namespace tern::kernels::cpu {
 namespace {
 
-std::vector<float> gaussian(size_t n, float scale, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng) * scale;
-  return x;
-}
+using testing_support::gaussian;
 
 // Distance in representable floats (same sign assumed: these outputs share the input's sign).
 int64_t ulps(float a, float b) {

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -11,6 +10,7 @@
 #include "kernels/cpu/site_transform.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/site_transform.h"
+#include "tests/support/random_acts.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -22,13 +22,7 @@ std::vector<std::pair<const char*, SiluKernel>> runnable() {
   return out;
 }
 
-std::vector<float> gaussian(size_t n, float scale, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng) * scale;
-  return x;
-}
+using testing_support::gaussian;
 
 // With up (SwiGLU, in place) and without (SiLU into another buffer).
 TEST(CpuSilu, EveryKernelTracksTheOracleToAFewUlps) {
