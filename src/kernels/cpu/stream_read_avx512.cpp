@@ -14,7 +14,12 @@ uint64_t stream_sum_avx512(const uint8_t* p, size_t bytes, bool prefetch) {
     a = _mm512_add_epi64(a, _mm512_load_si512(p + i));
     b = _mm512_add_epi64(b, _mm512_load_si512(p + i + 64));
   }
-  return static_cast<uint64_t>(_mm512_reduce_add_epi64(_mm512_add_epi64(a, b)));
+  // Summed as unsigned words: the header's _mm512_reduce_add_epi64 adds signed ones, and they overflow.
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, _mm512_add_epi64(a, b));
+  uint64_t sum = 0;
+  for (const uint64_t lane : lanes) sum += lane;
+  return sum;
 }
 
 }  // namespace tern::kernels::cpu
