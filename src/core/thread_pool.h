@@ -3,6 +3,7 @@
 // takes part, so a pool of n threads has n-1 workers.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -31,6 +32,24 @@ class ThreadPool {
   void for_each(int64_t count, F&& f) {
     auto trampoline = [](void* ctx, int64_t index, int thread) { (*static_cast<F*>(ctx))(index, thread); };
     run(count, trampoline, &f);
+  }
+
+  // f(begin, end, thread) over [0, count) in guided ranges: each claim takes a 1/(2·size()) share of
+  // what is left, at least min_range, so the last ranges are short and a thread that lags, or that the
+  // OS pauses, leaves the others little to wait for at the end.
+  template <class F>
+  void for_ranges_guided(int64_t count, int64_t min_range, F&& f) {
+    const int64_t shares = 2 * int64_t{size()};
+    std::atomic<int64_t> next{0};
+    for_each(size(), [&](int64_t, int thread) {
+      for (int64_t at = next.load(std::memory_order_relaxed); at < count;) {
+        const int64_t end = std::min(count, at + std::max(min_range, (count - at + shares - 1) / shares));
+        if (next.compare_exchange_weak(at, end, std::memory_order_relaxed)) {
+          f(at, end, thread);
+          at = next.load(std::memory_order_relaxed);
+        }
+      }
+    });
   }
 
  private:

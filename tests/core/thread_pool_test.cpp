@@ -23,6 +23,30 @@ TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
   }
 }
 
+TEST(ThreadPool, GuidedRangesCoverEveryIndexOnceAndShrink) {
+  for (int threads : {1, 2, 3, 7}) {
+    ThreadPool pool(threads);
+    for (int64_t count : {0, 1, 2, 5, 97, 2176}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(count));
+      std::atomic<int64_t> ranges{0}, shortest{count};
+      pool.for_ranges_guided(count, 2, [&](int64_t begin, int64_t end, int thread) {
+        ASSERT_LT(begin, end);
+        ASSERT_TRUE(thread >= 0 && thread < threads);
+        for (int64_t i = begin; i < end; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+        ranges.fetch_add(1);
+        for (int64_t s = shortest.load();
+             end - begin < s && !shortest.compare_exchange_weak(s, end - begin);) {
+        }
+      });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "threads " << threads << " count " << count;
+      if (count >= 97) {  // guided, not one range per thread: the last ranges are at the minimum
+        EXPECT_GT(ranges.load(), 2 * threads) << "threads " << threads << " count " << count;
+        EXPECT_LE(shortest.load(), 2) << "threads " << threads << " count " << count;
+      }
+    }
+  }
+}
+
 TEST(ThreadPool, ThreadIndicesAreInRange) {
   ThreadPool pool(2);
   std::atomic<int> bad{0};

@@ -1,7 +1,6 @@
 #include "kernels/cpu/pq2_matmul.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <optional>
 
@@ -19,30 +18,10 @@ constexpr int64_t kRowGrain = 8;
 // Below this many (row group × block × token) units (~20 µs of work) waking the pool costs more than
 // it saves.
 constexpr int64_t kMinParallelWork = 512;
-// Matmuls of at most this many tokens (decode steps) take guided parts; a prompt chunk re-reads its
-// activations for every part, so it takes a few equal ones.
+// Matmuls of at most this many tokens (decode steps) take guided parts (ThreadPool::for_ranges_guided);
+// a prompt chunk re-reads its activations for every part, so it takes a few equal ones.
 constexpr int64_t kGuidedMaxTokens = 4;
 constexpr int64_t kMinGuidedGroups = 2;
-
-// Runs run_groups(first, last) over [0, groups) on the pool in guided parts: each claim takes a
-// 1/(2·threads) share of the groups left, down to kMinGuidedGroups, so the last parts are short and a
-// thread that lags, or that the OS pauses, leaves the others little to wait for at the end.
-template <class RunGroups>
-void run_guided(int64_t groups, ThreadPool& pool, const RunGroups& run_groups) {
-  const int64_t shares = 2 * pool.size();
-  std::atomic<int64_t> next{0};
-  pool.for_each(pool.size(), [&](int64_t, int) {
-    for (int64_t at = next.load(std::memory_order_relaxed);;) {
-      if (at >= groups) return;
-      const int64_t end =
-          std::min(groups, at + std::max(kMinGuidedGroups, (groups - at + shares - 1) / shares));
-      if (next.compare_exchange_weak(at, end, std::memory_order_relaxed)) {
-        run_groups(at, end);
-        at = next.load(std::memory_order_relaxed);
-      }
-    }
-  });
-}
 
 // Σ (code − 1)·(256·hi + lo) over one block, per ymm lane (lane l = qs bytes 4l..4l+3).
 int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_sum, int lane) {
@@ -139,7 +118,8 @@ void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedAc
     return;
   }
   if (a.n_tokens <= kGuidedMaxTokens) {
-    run_guided(groups, *pool, run_groups);
+    pool->for_ranges_guided(groups, kMinGuidedGroups,
+                            [&](int64_t first, int64_t last, int) { run_groups(first, last); });
     return;
   }
   // A few equal parts per thread, claimed dynamically, so a thread the OS pauses does not hold up the rest.
