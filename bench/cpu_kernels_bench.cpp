@@ -21,6 +21,7 @@
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/silu.h"
+#include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/codec.h"
 
@@ -69,8 +70,9 @@ const char* kernel_name(Pq2RowsKernel kernel) {
   return kernel == pq2_rows_avx2 ? "avx2" : "scalar";
 }
 
-// args: K, N, threads, tokens, rotate (0: one copy that stays in cache, the instruction-bound rate).
-void BM_Pq2Matmul(benchmark::State& state) {
+// Runs `kernel` through pq2_matmul. args: K, N, threads, tokens, rotate (0: one copy that stays in
+// cache, the instruction-bound rate).
+void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel) {
   const int64_t k = state.range(0), n = state.range(1), tokens = state.range(3);
   const bool rotate = state.range(4) != 0;
   ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
@@ -82,8 +84,6 @@ void BM_Pq2Matmul(benchmark::State& state) {
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), k, tokens);
   std::vector<float> y(static_cast<size_t>(n * tokens));
-  // One token: a decode step; more: a prompt chunk.
-  const Pq2RowsKernel kernel = tokens == 1 ? pq2_decode_kernel() : pq2_prompt_kernel(tokens);
   size_t copy = 0;
   for (auto _ : state) {
     const TernaryMatrix w{arena + copy * matrix_bytes, n, k, row_bytes};
@@ -96,7 +96,34 @@ void BM_Pq2Matmul(benchmark::State& state) {
                                             benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k * tokens) / 1e9,
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
+void BM_Pq2Matmul(benchmark::State& state) {
+  // One token: a decode step; more: a prompt chunk.
+  const int64_t tokens = state.range(3);
+  const Pq2RowsKernel kernel = tokens == 1 ? pq2_decode_kernel() : pq2_prompt_kernel(tokens);
+  run_pq2_matmul(state, kernel);
   state.SetLabel(kernel_name(kernel));
+}
+
+// A stand-in decode kernel that only reads its rows (the bandwidth probe's loop, prefetching), through
+// the same thread split: the rate a kernel whose arithmetic cost nothing would reach, so Pq2Matvec's rate
+// over this one is the share of memory speed the kernel's instructions leave. y gets a value of the sum.
+void read_rows_only(float* y, int64_t /*y_stride*/, const TernaryMatrix& w, const QuantizedActs& /*a*/,
+                    int64_t row_begin, int64_t row_end) {
+  constexpr uintptr_t kLine = 64, kStep = 128;  // the loop's alignment and stride (stream_read.h)
+  const auto begin = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin) * w.row_bytes);
+  const auto end = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_end) * w.row_bytes);
+  const uintptr_t first = begin & ~(kLine - 1);
+  const uintptr_t bytes = (end - first) & ~(kStep - 1);
+  static const StreamSum stream_sum = stream_sum_kernel();
+  const uint64_t sum = stream_sum(reinterpret_cast<const uint8_t*>(first), bytes, true);
+  for (int64_t r = row_begin; r < row_end; ++r) y[r] = static_cast<float>(sum & 1);
+}
+
+void BM_ReadRowsOnly(benchmark::State& state) {
+  run_pq2_matmul(state, read_rows_only);
+  state.SetLabel("read only");
 }
 
 // The 27B matmul shapes (K, N): attention q+gate / k / v, o_proj, GDN qkv / z / out, FFN gate|up / down.
@@ -107,6 +134,7 @@ void DecodeShapes(benchmark::internal::Benchmark* b) {
     for (const auto& s : shapes) b->Args({s[0], s[1], threads, 1, 1});
 }
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2Matvec")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReadRowsOnly)->Name("Pq2MatvecReadOnly")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
 

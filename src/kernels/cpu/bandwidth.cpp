@@ -39,15 +39,13 @@ uint64_t stream_sum_scalar(const uint8_t* p, size_t bytes, bool /*prefetch*/) {
   return s0 + s1 + s2 + s3;
 }
 
-using StreamSum = uint64_t (*)(const uint8_t* p, size_t bytes, bool prefetch);
+}  // namespace
 
 StreamSum stream_sum_kernel() {
   const CpuFeatures& cpu = cpu_features();
   if (cpu.has_avx2_fma() && cpu.avx512f) return stream_sum_avx512;
   return cpu.has_avx2_fma() ? stream_sum_avx2 : stream_sum_scalar;
 }
-
-}  // namespace
 
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   constexpr size_t kStep = 128;  // the loops' stride (stream_read.h)

@@ -17,4 +17,8 @@ uint64_t stream_sum_avx2(const uint8_t* p, size_t bytes, bool prefetch);
 // The same with 512-bit loads. Needs AVX-512 F.
 uint64_t stream_sum_avx512(const uint8_t* p, size_t bytes, bool prefetch);
 
+using StreamSum = uint64_t (*)(const uint8_t* p, size_t bytes, bool prefetch);
+// The widest of the loops this CPU runs (a scalar one without AVX2).
+StreamSum stream_sum_kernel();
+
 }  // namespace tern::kernels::cpu
