@@ -21,8 +21,9 @@ struct CpuFeatures {
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }
-  // AVX-512 VBMI's byte permutes with VNNI: the trit planes kernels (kernels/cpu/trit_planes.h).
-  bool has_avx512_vbmi() const { return avx512vbmi && has_avx512_vnni(); }
+  // AVX-512 VBMI's byte permutes with VNNI and GFNI's bit matrices (every VBMI CPU but Cannon Lake has
+  // GFNI): the *_vbmi.cpp kernels, the PQ2_0 pairs and the trit planes ones.
+  bool has_avx512_vbmi() const { return avx512vbmi && gfni && has_avx512_vnni(); }
   // The AMX kernels also use AVX-512 VBMI and GFNI to lay out their tiles (every AMX CPU has both).
   bool has_amx_int8() const { return amx_int8 && gfni && avx512vbmi && has_avx512_vnni(); }
   std::string describe() const;

@@ -145,8 +145,8 @@ double check_matmul(int64_t rows, int64_t cols, int64_t tokens, uint32_t seed) {
 struct QuantizedBlock {
   int8_t q[kActBlockBytes];
   float ymm_scales[kYmmLanes], zmm_scales[kZmmLanes];
-  int32_t ymm_sums[kYmmLanes], zmm_sums[kZmmSums];
-  ActBlockOut out() { return {q, ymm_scales, ymm_sums, zmm_scales, zmm_sums}; }
+  int32_t ymm_neg_sums[kYmmLanes], zmm_sums[kZmmSums];
+  ActBlockOut out() { return {q, ymm_scales, ymm_neg_sums, zmm_scales, zmm_sums}; }
   int32_t digits(int at) const { return 256 * q[at] + q[kActBlock + at]; }
 };
 
@@ -189,7 +189,7 @@ TEST(CpuActQuant, LaneSumsAndScalesMatchBothVectorWidths) {
         (s % 2 == 0 ? lo_even : lo_odd) += block.q[kActBlock + 32 * s + i];
       }
     }
-    EXPECT_EQ(block.ymm_sums[lane], ymm);
+    EXPECT_EQ(block.ymm_neg_sums[lane], -ymm);
     EXPECT_EQ(block.zmm_sums[lane], -hi_even);
     EXPECT_EQ(block.zmm_sums[lane + 8], -hi_odd);
     EXPECT_EQ(block.zmm_sums[kZmmLanes + lane], lo_even);
@@ -209,7 +209,7 @@ TEST(CpuActQuant, PooledQuantisationEqualsSerial) {
   const QuantizedActs b = pooled.quantize(x.data(), kK, kTokens, &pool);
   const auto blocks = static_cast<size_t>(kK / kActBlock * kTokens);
   EXPECT_TRUE(std::equal(a.q, a.q + blocks * kActBlockBytes, b.q));
-  EXPECT_TRUE(std::equal(a.ymm_sums, a.ymm_sums + blocks * kYmmLanes, b.ymm_sums));
+  EXPECT_TRUE(std::equal(a.ymm_neg_sums, a.ymm_neg_sums + blocks * kYmmLanes, b.ymm_neg_sums));
   EXPECT_TRUE(std::equal(a.zmm_scales, a.zmm_scales + blocks * kZmmLanes, b.zmm_scales));
   EXPECT_TRUE(std::equal(a.zmm_sums, a.zmm_sums + blocks * kZmmSums, b.zmm_sums));
 }
@@ -225,7 +225,7 @@ TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {
       EXPECT_TRUE(std::isnan(block.ymm_scales[lane]));
     else
       EXPECT_EQ(block.ymm_scales[lane], 0.0f);
-    EXPECT_EQ(block.ymm_sums[lane], 0);
+    EXPECT_EQ(block.ymm_neg_sums[lane], 0);
   }
   for (int8_t v : block.q) EXPECT_EQ(v, 0);
 }
@@ -249,7 +249,8 @@ TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
     quantize_block(x.data(), scalar.out());
     quantize_block_avx512(x.data(), vector.out());
     ASSERT_TRUE(std::equal(std::begin(scalar.q), std::end(scalar.q), vector.q)) << "trial " << trial;
-    ASSERT_TRUE(std::equal(std::begin(scalar.ymm_sums), std::end(scalar.ymm_sums), vector.ymm_sums));
+    ASSERT_TRUE(
+        std::equal(std::begin(scalar.ymm_neg_sums), std::end(scalar.ymm_neg_sums), vector.ymm_neg_sums));
     ASSERT_TRUE(std::equal(std::begin(scalar.zmm_sums), std::end(scalar.zmm_sums), vector.zmm_sums));
     ASSERT_EQ(std::memcmp(scalar.ymm_scales, vector.ymm_scales, sizeof scalar.ymm_scales), 0)
         << "trial " << trial;

@@ -49,7 +49,7 @@ void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
   if (blocks <= capacity_blocks_) return;
   q_.reset(aligned_array<int8_t>(blocks * kActBlockBytes));
   ymm_scales_.reset(aligned_array<float>(blocks * kYmmLanes));
-  ymm_sums_.reset(aligned_array<int32_t>(blocks * kYmmLanes));
+  ymm_neg_sums_.reset(aligned_array<int32_t>(blocks * kYmmLanes));
   zmm_scales_.reset(aligned_array<float>(blocks * kZmmLanes));
   zmm_sums_.reset(aligned_array<int32_t>(blocks * kZmmSums));
   capacity_blocks_ = blocks;
@@ -63,7 +63,7 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
     for (int64_t b = first; b < last; ++b) {
       quantize_one(x + b * kActBlock,
                    ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
-                               ymm_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
+                               ymm_neg_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
                                zmm_sums_.get() + b * kZmmSums});
     }
   };
@@ -76,7 +76,7 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
       quantize_blocks(task * kBlocksPerTask, std::min(blocks, (task + 1) * kBlocksPerTask));
     });
   }
-  return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
+  return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_neg_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
                        k,        n_tokens};
 }
 
@@ -113,7 +113,7 @@ void quantize_block(const float* x, const ActBlockOut& out) {
         out.zmm_sums[kZmmLanes + zmm_lane] += lo[32 * s + i];
       }
     }
-    out.ymm_sums[lane] = ymm;
+    out.ymm_neg_sums[lane] = -ymm;
     out.ymm_scales[lane] = steps[lane / 2];
     out.zmm_scales[lane] = steps[lane / 2];
     out.zmm_scales[lane + kYmmLanes] = steps[lane / 2];

@@ -12,7 +12,8 @@
 //   ymm (8 int32 lanes): lane l sums bytes 4l..4l+3 of all four 32-byte vectors → group l/2.
 //   zmm (16 int32 lanes over [s0|s1] and [s2|s3]): lane l sums bytes 4(l%8).. of two vectors → group (l%8)/2.
 // For each, the quantiser stores per block the lanes' scales (step of their group) and the lanes' sums,
-// the "− Σ x" term in integers: ymm, Σ (256·hi + lo) over the lane's bytes; zmm, −Σ hi (the value the
+// the "− Σ x" term in integers: ymm, −Σ (256·hi + lo) over the lane's bytes (the value the kernels start
+// their lane sums from); zmm, −Σ hi (the value the
 // kernel starts its hi chain from) then Σ lo, 16 lanes each.
 #pragma once
 
@@ -36,25 +37,25 @@ inline constexpr float kLoDigit = 256.0f;           // weight of hi relative to 
 
 // A read-only view of quantised activations for n_tokens rows of k values (k a multiple of 128).
 struct QuantizedActs {
-  const int8_t* q = nullptr;          // [n_tokens][k/128][256]
-  const float* ymm_scales = nullptr;  // [n_tokens][k/128][8]
-  const int32_t* ymm_sums = nullptr;  // [n_tokens][k/128][8]
-  const float* zmm_scales = nullptr;  // [n_tokens][k/128][16]
-  const int32_t* zmm_sums = nullptr;  // [n_tokens][k/128][16]
+  const int8_t* q = nullptr;              // [n_tokens][k/128][256]
+  const float* ymm_scales = nullptr;      // [n_tokens][k/128][8]
+  const int32_t* ymm_neg_sums = nullptr;  // [n_tokens][k/128][8]
+  const float* zmm_scales = nullptr;      // [n_tokens][k/128][16]
+  const int32_t* zmm_sums = nullptr;      // [n_tokens][k/128][16]
   int64_t k = 0;
   int64_t n_tokens = 0;
 
   int64_t blocks() const { return k / kActBlock; }
   const int8_t* token_q(int64_t t) const { return q + t * blocks() * kActBlockBytes; }
   const float* token_ymm_scales(int64_t t) const { return ymm_scales + t * blocks() * kYmmLanes; }
-  const int32_t* token_ymm_sums(int64_t t) const { return ymm_sums + t * blocks() * kYmmLanes; }
+  const int32_t* token_ymm_neg_sums(int64_t t) const { return ymm_neg_sums + t * blocks() * kYmmLanes; }
   const float* token_zmm_scales(int64_t t) const { return zmm_scales + t * blocks() * kZmmLanes; }
   const int32_t* token_zmm_sums(int64_t t) const { return zmm_sums + t * blocks() * kZmmSums; }
   // Tokens [first, first + count) of this view.
   QuantizedActs slice(int64_t first, int64_t count) const {
     return {token_q(first),
             token_ymm_scales(first),
-            token_ymm_sums(first),
+            token_ymm_neg_sums(first),
             token_zmm_scales(first),
             token_zmm_sums(first),
             k,
@@ -64,11 +65,11 @@ struct QuantizedActs {
 
 // One quantised block's pointers (the per-block slices of a QuantizedActs row).
 struct ActBlockOut {
-  int8_t* q;          // 256 bytes
-  float* ymm_scales;  // 8
-  int32_t* ymm_sums;  // 8
-  float* zmm_scales;  // 16
-  int32_t* zmm_sums;  // 16
+  int8_t* q;              // 256 bytes
+  float* ymm_scales;      // 8
+  int32_t* ymm_neg_sums;  // 8
+  float* zmm_scales;      // 16
+  int32_t* zmm_sums;      // 16
 };
 
 // Owns the aligned storage for quantised activations. reserve() allocates only when the request
@@ -86,7 +87,7 @@ class ActBuffer {
   };
   std::unique_ptr<int8_t[], AlignedFree> q_;
   std::unique_ptr<float[], AlignedFree> ymm_scales_, zmm_scales_;
-  std::unique_ptr<int32_t[], AlignedFree> ymm_sums_, zmm_sums_;
+  std::unique_ptr<int32_t[], AlignedFree> ymm_neg_sums_, zmm_sums_;
   size_t capacity_blocks_ = 0;
 };
 

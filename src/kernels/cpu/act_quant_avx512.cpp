@@ -94,7 +94,8 @@ void quantize_block_avx512(const float* x, const ActBlockOut& out) {
     return _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
   };
   const __m256i ymm = _mm256_add_epi32(_mm256_slli_epi32(fold(hi_sums), 8), fold(lo_sums));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.ymm_sums), ymm);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.ymm_neg_sums),
+                      _mm256_sub_epi32(_mm256_setzero_si256(), ymm));
   const __m256 lane_steps =
       _mm256_setr_ps(steps[0], steps[0], steps[1], steps[1], steps[2], steps[2], steps[3], steps[3]);
   _mm256_storeu_ps(out.ymm_scales, lane_steps);

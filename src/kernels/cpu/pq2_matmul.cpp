@@ -24,8 +24,8 @@ constexpr int64_t kGuidedMaxTokens = 4;
 constexpr int64_t kMinGuidedGroups = 2;
 
 // Σ (code − 1)·(256·hi + lo) over one block, per ymm lane (lane l = qs bytes 4l..4l+3).
-int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_sum, int lane) {
-  int32_t dot = -lane_sum;
+int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_neg_sum, int lane) {
+  int32_t dot = lane_neg_sum;
   for (int s = 0; s < 4; ++s) {
     for (int i = 4 * lane; i < 4 * lane + 4; ++i) {
       const int32_t digits = 256 * q[32 * s + i] + q[kActBlock + 32 * s + i];
@@ -43,7 +43,7 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const Q
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     const int8_t* q = a.token_q(t);
     const float* scales = a.token_ymm_scales(t);
-    const int32_t* sums = a.token_ymm_sums(t);
+    const int32_t* neg_sums = a.token_ymm_neg_sums(t);
     for (int64_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = w.data + static_cast<size_t>(r) * w.row_bytes;
       float acc = 0.0f;
@@ -54,7 +54,7 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const Q
         const float d_w = fp16_to_fp32(d_bits);
         for (int lane = 0; lane < kYmmLanes; ++lane) {
           const int32_t dot =
-              block_lane_dot(block + 2, q + b * kActBlockBytes, sums[b * kYmmLanes + lane], lane);
+              block_lane_dot(block + 2, q + b * kActBlockBytes, neg_sums[b * kYmmLanes + lane], lane);
           acc += static_cast<float>(dot) * (d_w * scales[b * kYmmLanes + lane]);
         }
       }

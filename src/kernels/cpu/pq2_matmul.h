@@ -58,7 +58,7 @@ void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, c
                            int64_t row_begin, int64_t row_end);
 void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
-// Needs AVX-512 VBMI + VNNI (cpu_features().has_avx512_vbmi()): the AVX2 kernel's lane order, two rows
+// Needs AVX-512 VBMI + VNNI + GFNI (cpu_features().has_avx512_vbmi()): the AVX2 kernel's lane order, two rows
 // per zmm; bit-identical to pq2_rows_avx2.
 void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                            int64_t row_begin, int64_t row_end);

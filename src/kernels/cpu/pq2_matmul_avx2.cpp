@@ -47,9 +47,9 @@ struct Avx2 {
     const int8_t* q = a.token_q(token) + b * kActBlockBytes;
     const __m256i hi = _mm256_madd_epi16(plane_dot(codes, q), _mm256_set1_epi16(256));
     const __m256i lo = _mm256_madd_epi16(plane_dot(codes, q + kActBlock), _mm256_set1_epi16(1));
-    const __m256i sums =
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(a.token_ymm_sums(token) + b * kYmmLanes));
-    const __m256i dot = _mm256_sub_epi32(_mm256_add_epi32(hi, lo), sums);
+    const __m256i neg_sums =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(a.token_ymm_neg_sums(token) + b * kYmmLanes));
+    const __m256i dot = _mm256_add_epi32(_mm256_add_epi32(hi, lo), neg_sums);
     const __m256 scale = _mm256_mul_ps(codes.d_w, _mm256_load_ps(a.token_ymm_scales(token) + b * kYmmLanes));
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc);
   }
