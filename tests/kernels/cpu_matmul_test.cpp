@@ -17,6 +17,7 @@
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/stream_read.h"
 #include "quant/codec.h"
 #include "tests/support/random_acts.h"
 
@@ -371,6 +372,29 @@ TEST(CpuPq2Matmul, RefusesMismatchedWidth) {
   const QuantizedActs acts = buffer.quantize(x.data(), 128, 1);
   std::vector<float> y(4);
   EXPECT_THROW(pq2_matmul(y.data(), w.view, acts, nullptr), Error);
+}
+
+// Every pattern reads every word once: parts split evenly, and a tail that no part takes.
+TEST(CpuProbes, StreamSumsReadEveryWordOnceInEveryPattern) {
+  constexpr size_t kSteps = 37;  // prime, so 4 and 8 streams leave a tail
+  struct alignas(64) Buffer {
+    uint64_t words[kSteps * kStreamStep / sizeof(uint64_t)];
+  } buffer;
+  std::mt19937_64 rng(11);
+  uint64_t expected = 0;
+  for (uint64_t& w : buffer.words) expected += (w = rng());
+  const auto* bytes = reinterpret_cast<const uint8_t*>(buffer.words);
+  std::vector<StreamSum> loops = {stream_sum_kernel()};
+  if (cpu_features().has_avx2_fma()) loops.push_back(stream_sum_avx2);
+  if (cpu_features().avx512f) loops.push_back(stream_sum_avx512);
+  for (const StreamSum loop : loops) {
+    for (const StreamPattern pattern :
+         {StreamPattern{1, false}, StreamPattern{1, true}, StreamPattern{3, true}, StreamPattern{4, false},
+          StreamPattern{8, false}}) {
+      EXPECT_EQ(loop(bytes, sizeof buffer.words, pattern), expected)
+          << pattern.streams << " streams, prefetch " << pattern.prefetch;
+    }
+  }
 }
 
 TEST(CpuProbes, ReadBandwidthIsPositiveAndFinite) {

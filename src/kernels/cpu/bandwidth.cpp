@@ -12,12 +12,11 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/stream_read.h"
+#include "kernels/cpu/stream_read_loop.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
-
-constexpr int kPasses = 6;
 
 // The probes publish their sums here so the compiler cannot drop the reads.
 std::atomic<uint64_t> probe_sink{0};
@@ -27,17 +26,27 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // The loop without vector loads: four independent sums, so it is load-bound, not add-latency-bound.
-uint64_t stream_sum_scalar(const uint8_t* p, size_t bytes, bool /*prefetch*/) {
-  const auto* words = reinterpret_cast<const uint64_t*>(p);
+struct ScalarSum {
   uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (size_t i = 0; i < bytes / sizeof(uint64_t); i += 4) {
-    s0 += words[i];
-    s1 += words[i + 1];
-    s2 += words[i + 2];
-    s3 += words[i + 3];
+  void add(const uint8_t* q) {
+    const auto* words = reinterpret_cast<const uint64_t*>(q);
+    for (size_t i = 0; i < kStreamStep / sizeof(uint64_t); i += 4) {
+      s0 += words[i];
+      s1 += words[i + 1];
+      s2 += words[i + 2];
+      s3 += words[i + 3];
+    }
   }
-  return s0 + s1 + s2 + s3;
+  uint64_t total() const { return s0 + s1 + s2 + s3; }
+};
+
+uint64_t stream_sum_scalar(const uint8_t* p, size_t bytes, StreamPattern pattern) {
+  return stream_sum_loop<ScalarSum>(p, bytes, pattern);
 }
+
+// The patterns the probe tries, each on kPassesPerPattern passes.
+constexpr StreamPattern kPatterns[] = {{1, false}, {1, true}, {4, false}, {8, false}, {16, false}};
+constexpr int kPassesPerPattern = 2;
 
 }  // namespace
 
@@ -48,9 +57,8 @@ StreamSum stream_sum_kernel() {
 }
 
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
-  constexpr size_t kStep = 128;  // the loops' stride (stream_read.h)
   const auto threads = static_cast<size_t>(pool.size());
-  const size_t part = std::max<size_t>(bytes / threads / kStep, 1) * kStep;
+  const size_t part = std::max<size_t>(bytes / threads / kStreamStep, 1) * kStreamStep;
   const size_t total = part * threads;
   // Huge pages, as the placed weights use (model::WeightPlacement): the probe measures what the machine
   // streams at best, not what a 4 KiB page walk allows.
@@ -58,16 +66,18 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   std::memset(memory.data(), 1, total);  // back every page before timing
   const uint8_t* buffer = memory.data();
   const StreamSum stream_sum = stream_sum_kernel();
-  double best = 0.0;
-  for (int pass = 0; pass <= kPasses; ++pass) {
-    const bool prefetch = pass % 2 == 1;  // plain and prefetching passes alternate; the faster counts
+  const auto pass_gbs = [&](StreamPattern pattern) {
     const auto start = std::chrono::steady_clock::now();
     pool.for_each(static_cast<int64_t>(threads), [&](int64_t t, int) {
-      const uint64_t sum = stream_sum(buffer + static_cast<size_t>(t) * part, part, prefetch);
+      const uint64_t sum = stream_sum(buffer + static_cast<size_t>(t) * part, part, pattern);
       probe_sink.fetch_add(sum, std::memory_order_relaxed);
     });
-    const double gbs = static_cast<double>(total) / seconds_since(start) / 1e9;
-    if (pass > 0) best = std::max(best, gbs);  // pass 0 warms clocks and TLBs
+    return static_cast<double>(total) / seconds_since(start) / 1e9;
+  };
+  pass_gbs(kPatterns[0]);  // warms clocks and TLBs
+  double best = 0.0;
+  for (int pass = 0; pass < kPassesPerPattern; ++pass) {
+    for (const StreamPattern& pattern : kPatterns) best = std::max(best, pass_gbs(pattern));
   }
   return best;
 }
