@@ -21,7 +21,6 @@
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/silu.h"
-#include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/codec.h"
 
@@ -106,23 +105,10 @@ void BM_Pq2Matmul(benchmark::State& state) {
   state.SetLabel(kernel_name(kernel));
 }
 
-// A stand-in decode kernel that only reads its rows (the bandwidth probe's loop, four streams), through
-// the same thread split: the rate a kernel whose arithmetic cost nothing would reach, so Pq2Matvec's rate
-// over this one is the share of memory speed the kernel's instructions leave. y gets a value of the sum.
-void read_rows_only(float* y, int64_t /*y_stride*/, const TernaryMatrix& w, const QuantizedActs& /*a*/,
-                    int64_t row_begin, int64_t row_end) {
-  constexpr uintptr_t kLine = 64, kStep = kStreamStep;  // the loop's alignment and stride
-  const auto begin = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin) * w.row_bytes);
-  const auto end = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_end) * w.row_bytes);
-  const uintptr_t first = begin & ~(kLine - 1);
-  const uintptr_t bytes = (end - first) & ~(kStep - 1);
-  static const StreamSum stream_sum = stream_sum_kernel();
-  const uint64_t sum = stream_sum(reinterpret_cast<const uint8_t*>(first), bytes, StreamPattern{4, false});
-  for (int64_t r = row_begin; r < row_end; ++r) y[r] = static_cast<float>(sum & 1);
-}
-
+// Pq2Matvec's shapes and split with a kernel that only reads its rows: Pq2Matvec's rate over this one is
+// the share of memory speed the kernel's arithmetic leaves.
 void BM_ReadRowsOnly(benchmark::State& state) {
-  run_pq2_matmul(state, read_rows_only);
+  run_pq2_matmul(state, pq2_rows_read_only);
   state.SetLabel("read only");
 }
 

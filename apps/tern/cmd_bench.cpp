@@ -78,6 +78,9 @@ void add_bench_command(CLI::App& app) {
       ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes, "buffer the bandwidth probe streams")
       ->capture_default_str();
   command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
+  command->add_flag("--read-only-matmuls", args->options.read_only_matmuls,
+                    "ternary matmuls only read their weights (outputs meaningless): the decode ceiling a "
+                    "kernel whose arithmetic cost nothing would reach");
   command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
   BackendOptions::add_ptq1_form(*command, args->ptq1_form);
   command->add_flag("--json", args->json, "one JSON object instead of the table");

@@ -33,7 +33,11 @@ std::unique_ptr<ThreadPool> make_pool(const EngineOptions& options) {
   return std::make_unique<ThreadPool>(threads, options.pin_threads);
 }
 
-const kernels::Ops& select_ops(ThreadPool* pool) {
+const kernels::Ops& select_ops(ThreadPool* pool, const EngineOptions& options) {
+  if (options.read_only_matmuls) {
+    if (pool == nullptr) fail(ErrorKind::kInput, "read-only matmuls need the cpu backend");
+    return kernels::cpu_read_only_ops(*pool);
+  }
   return pool != nullptr ? kernels::cpu_ops(*pool) : kernels::reference_ops();
 }
 
@@ -53,7 +57,7 @@ Engine::Engine(const model::Model& model, EngineOptions options)
     : model_(model),
       backend_(options.backend),
       pool_(make_pool(options)),
-      ops_(select_ops(pool_.get())),
+      ops_(select_ops(pool_.get(), options)),
       scratch_(model.config(), make_limits(options), ops_) {}
 
 Engine::~Engine() = default;
@@ -111,7 +115,8 @@ void Engine::step(std::span<BatchItem> batch) {
   validate(batch);
   for (BatchItem& item : batch) item.logits = {};
   if (batch.empty()) return;
-  if (pool_) kernels::cpu_ops(*pool_);  // this thread's matmuls run on this engine's pool
+  if (pool_)
+    kernels::cpu_ops(*pool_);  // binds this engine's pool for this thread's matmuls (both cpu tables)
   model::forward(model_, ops_, batch, scratch_);
 }
 

@@ -44,6 +44,10 @@ struct EngineOptions {
   Backend backend = Backend::kCpu;
   int threads = 0;           // pool size of the cpu backend; 0 means every hardware thread
   bool pin_threads = false;  // pool thread t on CPU t (ThreadPool)
+  // cpu backend only: every ternary matmul just reads its weights and outputs 0 (kernels::
+  // cpu_read_only_ops). The outputs are meaningless; tern bench uses it to measure the ceiling a
+  // kernel whose arithmetic cost nothing would reach.
+  bool read_only_matmuls = false;
 };
 
 class Engine {

@@ -128,6 +128,8 @@ void validate(const BenchOptions& options) {
     fail(ErrorKind::kInput, "no test: give a positive -p or -n");
   }
   if (options.depths.empty()) fail(ErrorKind::kInput, "no depth given");
+  if (options.read_only_matmuls && options.backend != runtime::Backend::kCpu)
+    fail(ErrorKind::kInput, "--read-only-matmuls needs the cpu backend");
 }
 
 std::vector<BenchTest> plan_tests(const BenchOptions& options) {
@@ -198,6 +200,8 @@ BenchReport run_bench(const BenchOptions& options) {
   report.model = model_name(*model, options.model_path);
   report.file = options.model_path;
   report.backend = runtime::backend_name(options.backend);
+  report.read_only_matmuls = options.read_only_matmuls;
+  if (options.read_only_matmuls) report.backend += ", read-only matmuls";
   report.threads = resolve_threads(options.threads);
   report.isa = cpu_features().describe();
   report.weights = options.load.placement == model::WeightPlacement::kMapped ? "mapped" : "huge pages";
@@ -215,7 +219,8 @@ BenchReport run_bench(const BenchOptions& options) {
   runtime::Engine engine(*model, runtime::EngineOptions{.max_logit_rows = 1,
                                                         .backend = options.backend,
                                                         .threads = report.threads,
-                                                        .pin_threads = options.pin_threads});
+                                                        .pin_threads = options.pin_threads,
+                                                        .read_only_matmuls = options.read_only_matmuls});
   std::mt19937 rng(options.seed);
   {  // warm-up: one decode step maps every weight page in before anything is timed
     const BenchTest warm{.gen_tokens = 1};
@@ -256,6 +261,7 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
   out["file"] = report.file;
   out["model_bytes"] = report.model_bytes;
   out["backend"] = report.backend;
+  out["read_only_matmuls"] = report.read_only_matmuls;
   out["threads"] = report.threads;
   out["isa"] = report.isa;
   out["weights"] = report.weights;

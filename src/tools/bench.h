@@ -35,6 +35,9 @@ struct BenchOptions {
   // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes
   // hours on a laptop-class CPU.
   bool synthetic_depth = false;
+  // Ternary matmuls that only read their weights (runtime::EngineOptions::read_only_matmuls): the decode
+  // a kernel whose arithmetic cost nothing would reach. The model's outputs are then meaningless.
+  bool read_only_matmuls = false;
   model::LoadOptions load{};
 };
 
@@ -54,6 +57,7 @@ struct BenchReport {
   std::string model;  // general.name, or the file name
   std::string file;
   std::string backend;
+  bool read_only_matmuls = false;  // BenchOptions::read_only_matmuls: the figures are a ceiling
   int threads = 0;
   std::string isa;
   std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement), and the PTQ1_0 form if any

@@ -374,6 +374,19 @@ TEST(CpuPq2Matmul, RefusesMismatchedWidth) {
   EXPECT_THROW(pq2_matmul(y.data(), w.view, acts, nullptr), Error);
 }
 
+// The stand-in writes 0 to exactly its rows of every token and nothing else.
+TEST(CpuPq2Matmul, ReadOnlyKernelZeroesExactlyItsRows) {
+  const Weights w = random_weights(40, 256, 3);
+  const std::vector<float> x = random_acts(2 * 256, 4);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), 256, 2);
+  std::vector<float> y(2 * 40, 7.0f);
+  pq2_rows_read_only(y.data(), 40, w.view, acts, 9, 31);
+  for (int64_t t = 0; t < 2; ++t)
+    for (int64_t r = 0; r < 40; ++r)
+      EXPECT_EQ(y[static_cast<size_t>(t * 40 + r)], r >= 9 && r < 31 ? 0.0f : 7.0f) << t << " " << r;
+}
+
 // Every pattern reads every word once: parts split evenly, and a tail that no part takes.
 TEST(CpuProbes, StreamSumsReadEveryWordOnceInEveryPattern) {
   constexpr size_t kSteps = 37;  // prime, so 4 and 8 streams leave a tail

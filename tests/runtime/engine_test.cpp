@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -225,6 +226,23 @@ TEST_F(EngineTest, BadTokensAndBatchesAreInputErrors) {
                 {&seq, std::span(ok).first(1), LogitsWanted::kLast, true}},
                ErrorKind::kInput);  // a decode item after a prompt item
   EXPECT_EQ(other.position(), 0);
+}
+
+// The read-only matmuls are a cpu-backend instrument: asked of the oracle they are an error; on the cpu
+// backend the logits change (the ternary matmuls write zeros) but stay finite, so a bench can run on.
+TEST_F(EngineTest, ReadOnlyMatmulsNeedTheCpuBackendAndComputeNothing) {
+  try {
+    Engine engine(*model_, EngineOptions{.backend = Backend::kRef, .read_only_matmuls = true});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+  }
+  Engine real(*model_, EngineOptions{.threads = 2});
+  Engine read_only(*model_, EngineOptions{.threads = 2, .read_only_matmuls = true});
+  const auto prompt = random_prompt(*model_, 8, 5);
+  const std::vector<float> logits = walk(read_only, prompt);
+  EXPECT_NE(walk(real, prompt), logits);
+  EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); }));
 }
 
 TEST_F(EngineTest, TinyModelDecodeRate) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/error.h"
 #include "tests/model/tiny_model.h"
 
 namespace tern::tools {
@@ -37,10 +38,37 @@ TEST(BenchCli, JsonReportHasPositiveFigures) {
   }
   EXPECT_EQ(report["threads"], 2);
   EXPECT_EQ(report["backend"], "cpu");
+  EXPECT_EQ(report["read_only_matmuls"], false);
   EXPECT_FALSE(report["isa"].get<std::string>().empty());
   ASSERT_EQ(report["tests"].size(), 2u);
   EXPECT_EQ(report["tests"][0]["test"], "pp16");
   EXPECT_EQ(report["tests"][1]["test"], "tg4");
+}
+
+// The ceiling mode swaps the ternary kernels for reads of their weights and says so in the report.
+TEST(BenchCli, ReadOnlyMatmulsAreReportedAsSuch) {
+  const std::string out =
+      run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                  " -p 0 -n 4 -r 1 -t 2 --bandwidth-bytes 67108864 --read-only-matmuls --json");
+  const auto report = nlohmann::json::parse(out);
+  EXPECT_EQ(report["backend"], "cpu, read-only matmuls");
+  EXPECT_EQ(report["read_only_matmuls"], true);
+  EXPECT_GT(report["decode_tok_s"].get<double>(), 0.0);
+}
+
+TEST(BenchOptions, ReadOnlyMatmulsNeedTheCpuBackend) {
+  BenchOptions options;
+  options.model_path = testing_support::tiny_pq2_model();
+  options.backend = runtime::Backend::kRef;
+  options.read_only_matmuls = true;
+  try {
+    run_bench(options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find("--read-only-matmuls needs the cpu backend"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {

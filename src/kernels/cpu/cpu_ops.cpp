@@ -59,7 +59,9 @@ void ternary_pass(std::span<const cpu::TernaryTarget> targets, const cpu::Quanti
 }
 
 // The ternary targets share one quantisation of x; decode and prompt tokens then take their own kernels
-// (pq2_matmul.h), per form. Any other target goes alone.
+// (pq2_matmul.h), per form, or with kReadOnly the stand-in that only reads the weights. Any other target
+// goes alone.
+template <bool kReadOnly>
 void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
   cpu::TernaryTarget fast[kMaxShared];
   size_t count = 0;
@@ -81,14 +83,16 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, To
     for (size_t i = 0; i < count; ++i)
       if (fast[i].w.type == form) same[n++] = fast[i];
     const std::span<const cpu::TernaryTarget> shared(same, n);
-    ternary_pass(shared, acts, 0, rows.decoding, decode_kernel(form));
-    ternary_pass(shared, acts, rows.decoding, prompt, prompt_kernel(form, prompt));
+    ternary_pass(shared, acts, 0, rows.decoding, kReadOnly ? cpu::pq2_rows_read_only : decode_kernel(form));
+    ternary_pass(shared, acts, rows.decoding, prompt,
+                 kReadOnly ? cpu::pq2_rows_read_only : prompt_kernel(form, prompt));
   }
 }
 
+template <bool kReadOnly>
 void cpu_matmul(float* y, const MatrixView& w, const float* x, TokenRows rows) {
   const MatmulTarget target{y, w};
-  cpu_matmul_shared({&target, 1}, x, rows);
+  cpu_matmul_shared<kReadOnly>({&target, 1}, x, rows);
 }
 
 }  // namespace
@@ -98,8 +102,8 @@ const Ops& cpu_ops(ThreadPool& pool) {
   static const Ops ops = [] {
     Ops table = reference_ops();
     table.name = "cpu";
-    table.matmul = cpu_matmul;
-    table.matmul_shared = cpu_matmul_shared;
+    table.matmul = cpu_matmul<false>;
+    table.matmul_shared = cpu_matmul_shared<false>;
     table.site_forward = cpu::site_forward;
     table.site_inverse = cpu::site_inverse;
     table.silu = [](float* out, const float* x, int64_t n) { cpu::silu_kernel()(out, x, nullptr, n); };
@@ -120,6 +124,18 @@ const Ops& cpu_ops(ThreadPool& pool) {
                          float scale) { cpu::attention(out, q, kv, n_keys, n_head, scale, cpu_pool); };
     return table;
   }();
+  return ops;
+}
+
+const Ops& cpu_read_only_ops(ThreadPool& pool) {
+  static const Ops ops = [&pool] {
+    Ops table = cpu_ops(pool);
+    table.name = "cpu, read-only matmuls";
+    table.matmul = cpu_matmul<true>;
+    table.matmul_shared = cpu_matmul_shared<true>;
+    return table;
+  }();
+  cpu_pool = &pool;
   return ops;
 }
 

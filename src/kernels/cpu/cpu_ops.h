@@ -21,4 +21,9 @@ namespace tern::kernels {
 // own activation and transcode buffers, which grow to the largest request and are then reused.
 const Ops& cpu_ops(ThreadPool& pool);
 
+// cpu_ops with every ternary matmul replaced by cpu::pq2_rows_read_only, which reads the weights and
+// writes 0: a measuring instrument (`tern bench --read-only-matmuls`), never a way to run a model. The
+// pool binds as for cpu_ops (either call binds it for both tables).
+const Ops& cpu_read_only_ops(ThreadPool& pool);
+
 }  // namespace tern::kernels

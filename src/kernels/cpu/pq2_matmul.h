@@ -74,6 +74,13 @@ void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const Quan
 void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                       int64_t row_begin, int64_t row_end);
 
+// Not a matmul: reads the bytes of rows [row_begin, row_end) as the bandwidth probe streams them (four
+// streams, stream_read.h) and writes 0 to their outputs for every token. It stands in for the kernels
+// where a measurement asks what decode would reach if their arithmetic cost nothing
+// (`tern bench --read-only-matmuls`, the Pq2MatvecReadOnly benchmark). Any CPU.
+void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                        int64_t row_begin, int64_t row_end);
+
 // From this many tokens pq2_rows_amx beats pq2_rows_amx_few.
 inline constexpr int64_t kAmxMinTokens = 8;
 
