@@ -115,8 +115,7 @@ void Engine::step(std::span<BatchItem> batch) {
   validate(batch);
   for (BatchItem& item : batch) item.logits = {};
   if (batch.empty()) return;
-  if (pool_)
-    kernels::cpu_ops(*pool_);  // binds this engine's pool for this thread's matmuls (both cpu tables)
+  if (pool_) kernels::cpu_ops(*pool_);  // binds this engine's pool for this thread (either cpu table)
   model::forward(model_, ops_, batch, scratch_);
 }
 

@@ -13,8 +13,8 @@
 //   zmm (16 int32 lanes over [s0|s1] and [s2|s3]): lane l sums bytes 4(l%8).. of two vectors → group (l%8)/2.
 // For each, the quantiser stores per block the lanes' scales (step of their group) and the lanes' sums,
 // the "− Σ x" term in integers: ymm, −Σ (256·hi + lo) over the lane's bytes (the value the kernels start
-// their lane sums from); zmm, −Σ hi (the value the
-// kernel starts its hi chain from) then Σ lo, 16 lanes each.
+// their lane sums from); zmm, −Σ hi (the value the kernel starts its hi chain from) then Σ lo, 16 lanes
+// each.
 #pragma once
 
 #include <cstddef>

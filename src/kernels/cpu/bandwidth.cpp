@@ -56,6 +56,11 @@ StreamSum stream_sum_kernel() {
   return cpu.has_avx2_fma() ? stream_sum_avx2 : stream_sum_scalar;
 }
 
+void stream_read(const uint8_t* p, size_t bytes, StreamPattern pattern) {
+  static const StreamSum stream_sum = stream_sum_kernel();
+  probe_sink.fetch_add(stream_sum(p, bytes, pattern), std::memory_order_relaxed);
+}
+
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   const auto threads = static_cast<size_t>(pool.size());
   const size_t part = std::max<size_t>(bytes / threads / kStreamStep, 1) * kStreamStep;
@@ -65,12 +70,10 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   const HugePageBuffer memory = HugePageBuffer::allocate(total, "bandwidth probe");
   std::memset(memory.data(), 1, total);  // back every page before timing
   const uint8_t* buffer = memory.data();
-  const StreamSum stream_sum = stream_sum_kernel();
   const auto pass_gbs = [&](StreamPattern pattern) {
     const auto start = std::chrono::steady_clock::now();
     pool.for_each(static_cast<int64_t>(threads), [&](int64_t t, int) {
-      const uint64_t sum = stream_sum(buffer + static_cast<size_t>(t) * part, part, pattern);
-      probe_sink.fetch_add(sum, std::memory_order_relaxed);
+      stream_read(buffer + static_cast<size_t>(t) * part, part, pattern);
     });
     return static_cast<double>(total) / seconds_since(start) / 1e9;
   };

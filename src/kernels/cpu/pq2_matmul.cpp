@@ -1,7 +1,6 @@
 #include "kernels/cpu/pq2_matmul.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -25,9 +24,6 @@ constexpr int64_t kMinParallelWork = 512;
 // a prompt chunk re-reads its activations for every part, so it takes a few equal ones.
 constexpr int64_t kGuidedMaxTokens = 4;
 constexpr int64_t kMinGuidedGroups = 2;
-
-// pq2_rows_read_only publishes its sums here so the compiler cannot drop the reads.
-std::atomic<uint64_t> read_only_sink{0};
 
 // Σ (code − 1)·(256·hi + lo) over one block, per ymm lane (lane l = qs bytes 4l..4l+3).
 int32_t block_lane_dot(const uint8_t* qs, const int8_t* q, int32_t lane_neg_sum, int lane) {
@@ -78,10 +74,7 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
   const auto end = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_end) * w.row_bytes);
   const uintptr_t first = begin & ~uintptr_t{63};
   const uintptr_t bytes = (end - first) / kStreamStep * kStreamStep;
-  static const StreamSum stream_sum = stream_sum_kernel();
-  read_only_sink.fetch_add(
-      stream_sum(reinterpret_cast<const uint8_t*>(first), bytes, StreamPattern{4, false}),
-      std::memory_order_relaxed);
+  stream_read(reinterpret_cast<const uint8_t*>(first), bytes, StreamPattern{4, false});
   for (int64_t t = 0; t < a.n_tokens; ++t)
     std::fill(y + t * y_stride + row_begin, y + t * y_stride + row_end, 0.0f);
 }

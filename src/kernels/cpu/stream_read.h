@@ -34,4 +34,8 @@ using StreamSum = uint64_t (*)(const uint8_t* p, size_t bytes, StreamPattern pat
 // The widest of the loops this CPU runs (a scalar one without AVX2).
 StreamSum stream_sum_kernel();
 
+// Reads [p, p + bytes) with stream_sum_kernel()'s loop and keeps the sum where the compiler cannot
+// drop the reads (the probes' sink). Same preconditions as the loops.
+void stream_read(const uint8_t* p, size_t bytes, StreamPattern pattern);
+
 }  // namespace tern::kernels::cpu
