@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build, and
-# a short fuzzing run of the GGUF reader, and the end-to-end server tests (scripts/e2e.sh). This is what
-# CI runs (.ci/run).
+# Runs every test tern has: the unit tests in a Release build and in an ASan+UBSan build (on x86-64 also
+# in an AArch64 cross build under qemu-user, scripts/test_aarch64.sh), a short fuzzing run of the GGUF
+# reader, and the end-to-end server tests (scripts/e2e.sh). This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -18,6 +18,11 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTERN_SANITIZE=ON -D
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+if [ "$(uname -m)" = x86_64 ]; then
+  echo "== AArch64 cross build and unit tests under qemu-user (NEON and SDOT kernels)"
+  ./scripts/test_aarch64.sh
+fi
 
 echo "== fuzzing the GGUF reader briefly (scripts/fuzz.sh 600 for the long run)"
 ./scripts/fuzz.sh "${TERN_FUZZ_SECONDS:-60}"

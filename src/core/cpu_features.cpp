@@ -12,6 +12,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if defined(__linux__) && defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 namespace tern {
 namespace {
@@ -63,6 +67,9 @@ CpuFeatures detect() {
 CpuFeatures detect() {
   CpuFeatures f;
   f.neon = true;
+#if defined(__linux__)
+  f.dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
   return f;
 }
 #else
@@ -84,8 +91,12 @@ CpuFeatures apply_cap(CpuFeatures f) {
     f.amx_int8 = false;
     return f;
   }
+  if (isa == "neon") {
+    f.dotprod = false;
+    return f;
+  }
   if (isa == "amx" || isa == "native") return f;
-  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avx512, amx or native", isa);
+  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avx512, amx, neon or native", isa);
 }
 
 }  // namespace
@@ -109,6 +120,7 @@ std::string CpuFeatures::describe() const {
   add(gfni, "gfni");
   add(amx_int8, "amx-int8");
   add(neon, "neon");
+  add(dotprod, "dotprod");
   return out.empty() ? "scalar" : out;
 }
 

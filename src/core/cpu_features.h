@@ -17,7 +17,8 @@ struct CpuFeatures {
   bool avx512vbmi = false;
   bool gfni = false;
   bool amx_int8 = false;  // AMX-TILE + AMX-INT8, enabled by the OS and granted to this process
-  bool neon = false;
+  bool neon = false;      // AArch64 Advanced SIMD (every AArch64 CPU)
+  bool dotprod = false;   // ARMv8.2 SDOT/UDOT (FEAT_DotProd)
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }
@@ -29,8 +30,9 @@ struct CpuFeatures {
   std::string describe() const;
 };
 
-// Detected once (thread-safe static); TERN_ISA=scalar|avx2|avx512 caps what is reported, so every
-// path can be exercised on one machine (avx512 turns AMX off; amx or native leaves all on). On Linux the
+// Detected once (thread-safe static); TERN_ISA=scalar|avx2|avx512|neon caps what is reported, so every
+// path can be exercised on one machine (avx512 turns AMX off, neon the dot-product extension; amx or
+// native leaves all on). On Linux the
 // first call also asks the kernel for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM); AMX counts as
 // present only when that is granted.
 const CpuFeatures& cpu_features();

@@ -14,6 +14,8 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "tests/support/random_acts.h"
 
+// x86 only: the AMX and AVX-512 kernels are built for x86-64 alone.
+#if defined(__x86_64__)
 namespace tern::kernels::cpu {
 namespace {
 
@@ -161,3 +163,4 @@ TEST(CpuPq2Amx, NonFiniteActivationReachesTheOutputOfBothKernels) {
 
 }  // namespace
 }  // namespace tern::kernels::cpu
+#endif

@@ -66,10 +66,17 @@ struct Cache {
   }
 };
 
-std::vector<AttentionHeadKernel> kernels_to_test() {
-  std::vector<AttentionHeadKernel> kernels{attention_head_scalar};
-  if (cpu_features().has_avx2_fma()) kernels.push_back(attention_head_avx2);
-  if (attention_avx512_supported()) kernels.push_back(attention_head_avx512);
+struct NamedKernel {
+  const char* name;
+  AttentionHeadKernel kernel;
+};
+
+std::vector<NamedKernel> kernels_to_test() {
+  std::vector<NamedKernel> kernels{{"scalar", attention_head_scalar}};
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) kernels.push_back({"avx2", attention_head_avx2});
+  if (attention_avx512_supported()) kernels.push_back({"avx512", attention_head_avx512});
+#endif
   return kernels;
 }
 
@@ -106,14 +113,11 @@ TEST(CpuAttention, MatchesTheOracleOverPrecisionsShapesAndKeyCounts) {
       for (int64_t n_keys : {1, 7, 16, 17, 33, 300, 301}) {
         std::vector<float> want(q.size()), got(q.size()), pooled(q.size());
         ref::attention(want.data(), q.data(), cache.view, n_keys, shape.n_head, scale);
-        for (AttentionHeadKernel kernel : kernels_to_test()) {
+        for (const auto& [name, kernel] : kernels_to_test()) {
           attention(got.data(), q.data(), cache.view, n_keys, shape.n_head, scale, nullptr, kernel);
           EXPECT_LT(relative_error(got, want), 1e-5)
               << shape.n_head << "/" << shape.n_kv << " hd " << shape.head_dim << " keys " << n_keys
-              << " precision " << static_cast<int>(precision)
-              << (kernel == attention_head_scalar ? " scalar"
-                  : kernel == attention_head_avx2 ? " avx2"
-                                                  : " avx512");
+              << " precision " << static_cast<int>(precision) << " " << name;
           attention(pooled.data(), q.data(), cache.view, n_keys, shape.n_head, scale, &pool, kernel);
           EXPECT_LT(relative_error(pooled, want), 1e-5) << "pooled, keys " << n_keys;
         }
@@ -138,13 +142,13 @@ TEST(CpuAttention, KeysSplitIntoChunksMergeToTheOracle) {
       for (int64_t n_keys : {1, 17, 100, 513, 1000}) {
         std::vector<float> want(q.size()), got(q.size());
         ref::attention(want.data(), q.data(), cache.view, n_keys, shape.n_head, scale);
-        for (AttentionHeadKernel kernel : kernels_to_test()) {
+        for (const auto& [name, kernel] : kernels_to_test()) {
           for (int64_t chunks : {2, 3, 7, 64}) {
             for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
               attention(got.data(), q.data(), cache.view, n_keys, shape.n_head, scale, p, kernel, chunks);
               EXPECT_LT(relative_error(got, want), 1e-5)
                   << shape.n_head << "/" << shape.n_kv << " hd " << shape.head_dim << " keys " << n_keys
-                  << " chunks " << chunks << " precision " << static_cast<int>(precision);
+                  << " chunks " << chunks << " precision " << static_cast<int>(precision) << " " << name;
             }
           }
         }
@@ -173,11 +177,11 @@ TEST(CpuAttention, KeysBeyondNKeysAreNotRead) {
   const int64_t hd = 64;
   Cache cache(KvPrecision::kF32, 20, 1, hd, 11);
   std::vector<float> q(hd, 0.1f), before(hd), after(hd);
-  for (AttentionHeadKernel kernel : kernels_to_test()) {
+  for (const auto& [name, kernel] : kernels_to_test()) {
     attention(before.data(), q.data(), cache.view, 17, 1, 0.125f, nullptr, kernel);
     for (size_t i = 17 * hd; i < cache.k32.size(); ++i) cache.k32[i] = cache.v32[i] = 1e30f;
     attention(after.data(), q.data(), cache.view, 17, 1, 0.125f, nullptr, kernel);
-    EXPECT_EQ(before, after);
+    EXPECT_EQ(before, after) << name;
   }
 }
 

@@ -37,7 +37,9 @@ TEST(CpuDenseMatmul, MatchesTheOracleForEveryTypeAndWidth) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<DenseDotKernel> kernels{dense_dot_scalar};
+#if defined(__x86_64__)
   if (cpu_features().has_avx2_fma()) kernels.push_back(dense_dot_avx2);
+#endif
   ThreadPool pool(2);
   for (TensorType type : {TensorType::kBF16, TensorType::kF16, TensorType::kF32}) {
     for (int64_t cols : {1, 7, 32, 45, 5120}) {

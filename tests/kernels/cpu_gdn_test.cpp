@@ -68,8 +68,10 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 
 std::vector<const GdnKernels*> runnable_kernels() {
   std::vector<const GdnKernels*> sets{&gdn_kernels_scalar()};
+#if defined(__x86_64__)
   if (cpu_features().has_avx2_fma()) sets.push_back(&gdn_kernels_avx2());
   if (cpu_features().has_avx512_vnni()) sets.push_back(&gdn_kernels_avx512());
+#endif
   return sets;
 }
 
@@ -102,6 +104,7 @@ TEST(CpuGdn, RecurrentMatchesTheOracleAcrossCallsForEveryIsa) {
   }
 }
 
+#if defined(__x86_64__)
 // The AVX-512 slabs do per column what the AVX2 blocks do, in the same order.
 TEST(CpuGdn, Avx512EqualsAvx2BitForBit) {
   if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 on this CPU";
@@ -120,6 +123,7 @@ TEST(CpuGdn, Avx512EqualsAvx2BitForBit) {
     }
   }
 }
+#endif
 
 // The cpu table runs both GDN entries on these kernels: prefill (gdn_chunked, any chunk, no scratch)
 // matches the oracle's chunked form, and decode continues from the state it left.

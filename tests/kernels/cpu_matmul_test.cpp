@@ -91,28 +91,41 @@ Reference reference(const Weights& w, const std::vector<float>& x, int64_t token
   return ref;
 }
 
-std::vector<Pq2RowsKernel> kernels() {
-  std::vector<Pq2RowsKernel> out{pq2_rows_scalar};
-  if (cpu_features().has_avx2_fma()) out.push_back(pq2_rows_avx2);
-  if (cpu_features().has_avx512_vnni()) {
-    out.push_back(pq2_rows_avx512_lanes);
-    out.push_back(pq2_rows_avx512_groups);
-  }
-  if (cpu_features().has_avx512_vbmi()) out.push_back(pq2_rows_avx512_pairs);
-  if (cpu_features().has_amx_int8()) {
-    out.push_back(pq2_rows_amx);
-    out.push_back(pq2_rows_amx_few);
-  }
+struct NamedKernel {
+  const char* name;
+  Pq2RowsKernel kernel;
+};
+
+// The lane-order kernels this CPU runs (pq2_matmul.h): all give the scalar kernel's bits.
+std::vector<NamedKernel> lane_order_kernels() {
+  std::vector<NamedKernel> out{{"scalar", pq2_rows_scalar}};
+  const CpuFeatures& cpu = cpu_features();
+#if defined(__x86_64__)
+  if (cpu.has_avx2_fma()) out.push_back({"avx2", pq2_rows_avx2});
+  if (cpu.has_avx512_vbmi()) out.push_back({"avx512 pairs", pq2_rows_avx512_pairs});
+#elif defined(__aarch64__)
+  if (cpu.neon) out.push_back({"neon", pq2_rows_neon});
+  if (cpu.dotprod) out.push_back({"dotprod", pq2_rows_dotprod});
+#endif
+  (void)cpu;
   return out;
 }
 
-const char* kernel_name(Pq2RowsKernel kernel) {
-  if (kernel == pq2_rows_scalar) return "scalar";
-  if (kernel == pq2_rows_amx) return "amx";
-  if (kernel == pq2_rows_amx_few) return "amx few";
-  if (kernel == pq2_rows_avx512_lanes) return "avx512 lanes";
-  if (kernel == pq2_rows_avx512_pairs) return "avx512 pairs";
-  return kernel == pq2_rows_avx2 ? "avx2" : "avx512 groups";
+// Every kernel this CPU runs.
+std::vector<NamedKernel> kernels() {
+  std::vector<NamedKernel> out = lane_order_kernels();
+#if defined(__x86_64__)
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx512_vnni()) {
+    out.push_back({"avx512 lanes", pq2_rows_avx512_lanes});
+    out.push_back({"avx512 groups", pq2_rows_avx512_groups});
+  }
+  if (cpu.has_amx_int8()) {
+    out.push_back({"amx", pq2_rows_amx});
+    out.push_back({"amx few", pq2_rows_amx_few});
+  }
+#endif
+  return out;
 }
 
 // Runs every kernel (single-threaded and on a 2-thread pool) and checks each output against the bound;
@@ -128,14 +141,14 @@ double check_matmul(int64_t rows, int64_t cols, int64_t tokens, uint32_t seed) {
   rms = std::sqrt(rms / static_cast<double>(ref.y.size()));
   ThreadPool pool(2);
   double worst = 0.0;
-  for (Pq2RowsKernel kernel : kernels()) {
+  for (const auto& [name, kernel] : kernels()) {
     for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
       std::vector<float> y(ref.y.size(), NAN);
       pq2_matmul(y.data(), w.view, acts, p, kernel);
       for (size_t i = 0; i < y.size(); ++i) {
         const double err = std::fabs(y[i] - ref.y[i]);
         EXPECT_LE(err, ref.bound[i]) << "rows " << rows << " cols " << cols << " tokens " << tokens
-                                     << " output " << i << " kernel " << kernel_name(kernel);
+                                     << " output " << i << " kernel " << name;
         worst = std::max(worst, err / rms);
       }
     }
@@ -231,6 +244,7 @@ TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {
   for (int8_t v : block.q) EXPECT_EQ(v, 0);
 }
 
+#if defined(__x86_64__)
 TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
   if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   std::mt19937 rng(11);
@@ -259,6 +273,7 @@ TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
         << "trial " << trial;
   }
 }
+#endif
 
 TEST(CpuActQuant, RefusesWidthNotMultipleOfBlock) {
   ActBuffer buffer;
@@ -290,37 +305,54 @@ TEST(CpuPq2Matmul, PrefillTokenCounts) {
 // through the few-token kernel below kAmxMinTokens.
 TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   const CpuFeatures& cpu = cpu_features();
+  Pq2RowsKernel decode = pq2_rows_scalar;
+#if defined(__x86_64__)
   if (cpu.has_avx512_vbmi()) {
-    EXPECT_EQ(pq2_decode_kernel(), pq2_rows_avx512_pairs);
+    decode = pq2_rows_avx512_pairs;
   } else if (cpu.has_avx512_vnni()) {
-    EXPECT_EQ(pq2_decode_kernel(), pq2_rows_avx512_lanes);
-  } else {
-    EXPECT_EQ(pq2_decode_kernel(), cpu.has_avx2_fma() ? pq2_rows_avx2 : pq2_rows_scalar);
+    decode = pq2_rows_avx512_lanes;
+  } else if (cpu.has_avx2_fma()) {
+    decode = pq2_rows_avx2;
   }
   if (cpu.has_amx_int8()) {
     EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_amx_few);
     EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens - 1), pq2_rows_amx_few);
     EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens), pq2_rows_amx);
-  } else {
-    EXPECT_EQ(pq2_prompt_kernel(512), pq2_decode_kernel());
+  }
+#elif defined(__aarch64__)
+  if (cpu.dotprod) {
+    decode = pq2_rows_dotprod;
+  } else if (cpu.neon) {
+    decode = pq2_rows_neon;
+  }
+#endif
+  EXPECT_EQ(pq2_decode_kernel(), decode);
+  if (!cpu.has_amx_int8()) {
+    EXPECT_EQ(pq2_prompt_kernel(512), decode);
   }
 }
 
-// The pairs kernel runs the AVX2 kernel's arithmetic lane for lane, two rows a zmm (a lone row paired
-// with itself), so both must give the same bits for any rows, range and token count.
-TEST(CpuPq2Matmul, Avx512PairsEqualsAvx2BitForBit) {
-  if (!cpu_features().has_avx512_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
-  for (int64_t tokens : {1, 2, 5}) {
-    for (int64_t rows : {1, 3, 8, 13}) {
-      const Weights w = random_weights(rows, 640, static_cast<uint32_t>(tokens * rows));
-      const std::vector<float> x = random_acts(tokens * 640, static_cast<uint32_t>(tokens));
-      ActBuffer buffer;
-      const QuantizedActs acts = buffer.quantize(x.data(), 640, tokens);
-      const int64_t begin = rows > 4 ? 1 : 0;
-      std::vector<float> avx2(static_cast<size_t>(rows * tokens), -7.0f), pairs(avx2);
-      pq2_rows_avx2(avx2.data(), rows, w.view, acts, begin, rows);
-      pq2_rows_avx512_pairs(pairs.data(), rows, w.view, acts, begin, rows);
-      EXPECT_EQ(avx2, pairs) << "rows " << rows << " tokens " << tokens;
+// Every lane-order kernel runs the scalar kernel's arithmetic lane for lane (the pairs kernel two rows
+// a zmm, a lone row paired with itself), so all give the same bits for any rows, range and token
+// count, and x86 and ARM decode alike.
+TEST(CpuPq2Matmul, LaneOrderKernelsEqualScalarBitForBit) {
+  for (int64_t cols : {640, 5120}) {
+    for (int64_t tokens : {1, 2, 5}) {
+      for (int64_t rows : {1, 3, 8, 13}) {
+        const Weights w = random_weights(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
+        const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens));
+        ActBuffer buffer;
+        const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+        const int64_t begin = rows > 4 ? 1 : 0;
+        std::vector<float> want(static_cast<size_t>(rows * tokens), -7.0f);
+        pq2_rows_scalar(want.data(), rows, w.view, acts, begin, rows);
+        for (const auto& [name, kernel] : lane_order_kernels()) {
+          std::vector<float> got(want.size(), -7.0f);
+          kernel(got.data(), rows, w.view, acts, begin, rows);
+          EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+              << name << ": cols " << cols << " rows " << rows << " tokens " << tokens;
+        }
+      }
     }
   }
 }
@@ -352,15 +384,14 @@ TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), 1024, kTokens);
   ThreadPool pool(2);
-  for (Pq2RowsKernel kernel : kernels()) {
+  for (const auto& [name, kernel] : kernels()) {
     std::vector<float> ya(kTokens * 37), yb(kTokens * 8), yc(kTokens * 101);
     const TernaryTarget targets[] = {{ya.data(), a.view}, {yb.data(), b.view}, {yc.data(), c.view}};
     pq2_matmul_shared(targets, acts, &pool, kernel);
     for (const TernaryTarget& t : targets) {
       std::vector<float> alone(static_cast<size_t>(kTokens * t.w.rows));
       pq2_matmul(alone.data(), t.w, acts, nullptr, kernel);
-      EXPECT_EQ(alone, std::vector<float>(t.y, t.y + alone.size()))
-          << kernel_name(kernel) << " rows " << t.w.rows;
+      EXPECT_EQ(alone, std::vector<float>(t.y, t.y + alone.size())) << name << " rows " << t.w.rows;
     }
   }
 }
@@ -397,9 +428,13 @@ TEST(CpuProbes, StreamSumsReadEveryWordOnceInEveryPattern) {
   uint64_t expected = 0;
   for (uint64_t& w : buffer.words) expected += (w = rng());
   const auto* bytes = reinterpret_cast<const uint8_t*>(buffer.words);
-  std::vector<StreamSum> loops = {stream_sum_kernel()};
+  std::vector<StreamSum> loops = {stream_sum_kernel(), stream_sum_scalar};
+#if defined(__x86_64__)
   if (cpu_features().has_avx2_fma()) loops.push_back(stream_sum_avx2);
   if (cpu_features().avx512f) loops.push_back(stream_sum_avx512);
+#elif defined(__aarch64__)
+  loops.push_back(stream_sum_neon);
+#endif
   for (const StreamSum loop : loops) {
     for (const StreamPattern pattern :
          {StreamPattern{1, false}, StreamPattern{1, true}, StreamPattern{3, true}, StreamPattern{4, false},

@@ -17,8 +17,10 @@ namespace {
 
 std::vector<std::pair<const char*, SiluKernel>> runnable() {
   std::vector<std::pair<const char*, SiluKernel>> out{{"scalar", silu_scalar}};
+#if defined(__x86_64__)
   if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", silu_avx2);
   if (cpu_features().has_avx512_vnni()) out.emplace_back("avx512", silu_avx512);
+#endif
   return out;
 }
 

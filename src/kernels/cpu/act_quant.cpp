@@ -58,7 +58,10 @@ void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
 QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool) {
   reserve(k, n_tokens);
   const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
-  const auto quantize_one = cpu_features().has_avx512_vnni() ? quantize_block_avx512 : quantize_block;
+  auto quantize_one = quantize_block;
+#if defined(__x86_64__)
+  if (cpu_features().has_avx512_vnni()) quantize_one = quantize_block_avx512;
+#endif
   const auto quantize_blocks = [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b) {
       quantize_one(x + b * kActBlock,

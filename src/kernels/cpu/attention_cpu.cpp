@@ -113,8 +113,11 @@ bool attention_avx512_supported() {
 }
 
 AttentionHeadKernel attention_head_kernel() {
+#if defined(__x86_64__)
   if (attention_avx512_supported()) return attention_head_avx512;
-  return cpu_features().has_avx2_fma() ? attention_head_avx2 : attention_head_scalar;
+  if (cpu_features().has_avx2_fma()) return attention_head_avx2;
+#endif
+  return attention_head_scalar;
 }
 
 void attention(float* out, const float* q, const ref::KvView& kv, int64_t n_keys, int64_t n_head, float scale,

@@ -40,20 +40,25 @@ struct ScalarSum {
   uint64_t total() const { return s0 + s1 + s2 + s3; }
 };
 
-uint64_t stream_sum_scalar(const uint8_t* p, size_t bytes, StreamPattern pattern) {
-  return stream_sum_loop<ScalarSum>(p, bytes, pattern);
-}
-
 // The patterns the probe tries, each on kPassesPerPattern passes.
 constexpr StreamPattern kPatterns[] = {{1, false}, {1, true}, {4, false}, {8, false}, {16, false}};
 constexpr int kPassesPerPattern = 2;
 
 }  // namespace
 
+uint64_t stream_sum_scalar(const uint8_t* p, size_t bytes, StreamPattern pattern) {
+  return stream_sum_loop<ScalarSum>(p, bytes, pattern);
+}
+
 StreamSum stream_sum_kernel() {
+#if defined(__x86_64__)
   const CpuFeatures& cpu = cpu_features();
   if (cpu.has_avx2_fma() && cpu.avx512f) return stream_sum_avx512;
-  return cpu.has_avx2_fma() ? stream_sum_avx2 : stream_sum_scalar;
+  if (cpu.has_avx2_fma()) return stream_sum_avx2;
+#elif defined(__aarch64__)
+  if (cpu_features().neon) return stream_sum_neon;
+#endif
+  return stream_sum_scalar;
 }
 
 void stream_read(const uint8_t* p, size_t bytes, StreamPattern pattern) {
@@ -85,21 +90,43 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   return best;
 }
 
+namespace {
+
+struct DotChains {
+  int64_t (*run)(int64_t iterations) = nullptr;
+  int64_t macs_per_iteration = 0;
+};
+
+// The int8 dot-product loop of the widest ISA this CPU has (run is null where it has none).
+DotChains dot_chains() {
+  const CpuFeatures& cpu = cpu_features();
+#if defined(__x86_64__)
+  if (cpu.has_avx512_vnni()) return {int8_dot_chains_avx512, kDotChainMacsAvx512};
+  if (cpu.has_avx2_fma()) return {int8_dot_chains_avx2, kDotChainMacs};
+#elif defined(__aarch64__)
+  if (cpu.dotprod) return {int8_dot_chains_dotprod, kDotChainMacsDotprod};
+  if (cpu.neon) return {int8_dot_chains_neon, kDotChainMacsNeon};
+#endif
+  (void)cpu;
+  return {};
+}
+
+}  // namespace
+
 double measure_int8_dot_gmacs(ThreadPool& pool) {
-  if (!cpu_features().has_avx2_fma()) return 0.0;
-  const bool vnni = cpu_features().has_avx512_vnni();
-  const int64_t macs_per_iteration = vnni ? kDotChainMacsAvx512 : kDotChainMacs;
+  const DotChains chains = dot_chains();
+  if (chains.run == nullptr) return 0.0;
   constexpr int64_t kIterations = 20'000'000;
   const int threads = pool.size();
   double best = 0.0;
   for (int pass = 0; pass < 3; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     pool.for_each(threads, [&](int64_t, int) {
-      const int64_t sink = vnni ? int8_dot_chains_avx512(kIterations) : int8_dot_chains_avx2(kIterations);
+      const int64_t sink = chains.run(kIterations);
       probe_sink.fetch_add(static_cast<uint64_t>(sink), std::memory_order_relaxed);
     });
     const double macs = static_cast<double>(threads) * static_cast<double>(kIterations) *
-                        static_cast<double>(macs_per_iteration);
+                        static_cast<double>(chains.macs_per_iteration);
     best = std::max(best, macs / seconds_since(start) / 1e9);
   }
   return best;

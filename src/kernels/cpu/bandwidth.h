@@ -17,8 +17,8 @@ namespace tern::kernels::cpu {
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes);
 
 // In-cache int8 multiply-accumulate rate on every pool thread, in G MAC/s: eight independent chains
-// of AVX-512 VNNI dpbusd where the CPU has it, else AVX2 maddubs (u8 x s8) each followed by the int16
-// add that accumulates it; 0 without AVX2.
+// of the widest int8 product the CPU has (dot_peak.h): AVX-512 VNNI dpbusd, else AVX2 maddubs (u8 x s8)
+// each followed by the int16 add that accumulates it; on AArch64 SDOT, else NEON smlal; 0 without any.
 double measure_int8_dot_gmacs(ThreadPool& pool);
 
 }  // namespace tern::kernels::cpu

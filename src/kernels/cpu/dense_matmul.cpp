@@ -50,7 +50,10 @@ float dense_dot_scalar(const MatrixView& w, int64_t row, const float* x) {
 }
 
 DenseDotKernel dense_dot_kernel() {
-  return cpu_features().has_avx2_fma() ? dense_dot_avx2 : dense_dot_scalar;
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) return dense_dot_avx2;
+#endif
+  return dense_dot_scalar;
 }
 
 void dense_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens, ThreadPool* pool) {

@@ -27,4 +27,16 @@ inline constexpr int64_t amx_tile_round_macs(int k_bytes) {
 // K = k_bytes: 32 or 64) and returns a value derived from the result. Needs has_amx_int8().
 int64_t int8_dot_tiles_amx(int64_t iterations, int k_bytes);
 
+// Multiply-accumulates performed by one iteration of int8_dot_chains_neon: 8 smlal x 8 bytes.
+inline constexpr int64_t kDotChainMacsNeon = 8 * 8;
+
+// Eight chains of NEON smlal (s8 x s8 widened into int16 and accumulated). AArch64.
+int64_t int8_dot_chains_neon(int64_t iterations);
+
+// Multiply-accumulates performed by one iteration of int8_dot_chains_dotprod: 8 sdot x 16 bytes.
+inline constexpr int64_t kDotChainMacsDotprod = 8 * 16;
+
+// Eight chains of SDOT (s8 x s8 summed by fours into int32). Needs cpu_features().dotprod.
+int64_t int8_dot_chains_dotprod(int64_t iterations);
+
 }  // namespace tern::kernels::cpu

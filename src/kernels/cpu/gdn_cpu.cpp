@@ -79,9 +79,12 @@ const GdnKernels& gdn_kernels_scalar() {
 }
 
 const GdnKernels& gdn_kernels() {
+#if defined(__x86_64__)
   const CpuFeatures& cpu = cpu_features();
   if (cpu.has_avx512_vnni()) return gdn_kernels_avx512();
-  return cpu.has_avx2_fma() ? gdn_kernels_avx2() : gdn_kernels_scalar();
+  if (cpu.has_avx2_fma()) return gdn_kernels_avx2();
+#endif
+  return gdn_kernels_scalar();
 }
 
 void gdn_recurrent(float* out, float* state, const GdnInputs& in, const GdnDims& dims, ThreadPool* pool,

@@ -1,6 +1,7 @@
 #include "kernels/cpu/pq2_matmul.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -48,7 +49,7 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const Q
     const int32_t* neg_sums = a.token_ymm_neg_sums(t);
     for (int64_t r = row_begin; r < row_end; ++r) {
       const uint8_t* row = w.data + static_cast<size_t>(r) * w.row_bytes;
-      float acc = 0.0f;
+      float lanes[kYmmLanes] = {};
       for (int64_t b = 0; b < blocks; ++b) {
         const uint8_t* block = row + b * static_cast<int64_t>(kPq2BlockBytes);
         uint16_t d_bits;
@@ -57,10 +58,11 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const Q
         for (int lane = 0; lane < kYmmLanes; ++lane) {
           const int32_t dot =
               block_lane_dot(block + 2, q + b * kActBlockBytes, neg_sums[b * kYmmLanes + lane], lane);
-          acc += static_cast<float>(dot) * (d_w * scales[b * kYmmLanes + lane]);
+          lanes[lane] = std::fma(static_cast<float>(dot), d_w * scales[b * kYmmLanes + lane], lanes[lane]);
         }
       }
-      y[t * y_stride + r] = acc;
+      y[t * y_stride + r] =
+          ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
     }
   }
 }
@@ -81,15 +83,24 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
 
 Pq2RowsKernel pq2_decode_kernel() {
   const CpuFeatures& cpu = cpu_features();
+#if defined(__x86_64__)
   if (cpu.has_avx512_vbmi()) return pq2_rows_avx512_pairs;
   if (cpu.has_avx512_vnni()) return pq2_rows_avx512_lanes;
   if (cpu.has_avx2_fma()) return pq2_rows_avx2;
+#elif defined(__aarch64__)
+  if (cpu.dotprod) return pq2_rows_dotprod;
+  if (cpu.neon) return pq2_rows_neon;
+#endif
+  (void)cpu;
   return pq2_rows_scalar;
 }
 
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
-  if (!cpu_features().has_amx_int8()) return pq2_decode_kernel();
-  return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_amx_few;
+#if defined(__x86_64__)
+  if (cpu_features().has_amx_int8()) return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_amx_few;
+#endif
+  (void)n_tokens;
+  return pq2_decode_kernel();
 }
 
 void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, ThreadPool* pool) {

@@ -5,10 +5,12 @@
 // scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
 //
 // Two summation orders, and which tokens take which (kernels/ops.h TokenRows):
-// - Lane order (scalar, AVX2, pq2_rows_avx512_pairs, pq2_rows_avx512_lanes): each SIMD lane keeps its
-//   own fp32 sum of lane dot · d_w · step over the blocks; the lanes are summed at the end of the row.
-//   Fastest in decode. The AVX2 kernel and the pairs kernel (its lanes, two rows a zmm) give the same bits;
-//   the 16-lane AVX-512 kernel, for CPUs without VBMI, rounds its own way.
+// - Lane order (scalar, AVX2, pq2_rows_avx512_pairs, NEON, SDOT; pq2_rows_avx512_lanes): each of eight
+//   lanes (lane l: qs bytes 4l..4l+3 of every 2-bit field) keeps its own fp32 sum,
+//   fma(lane dot, d_w · step, sum), over the blocks; the row is ((l0 + l4) + (l2 + l6)) + ((l1 + l5) +
+//   (l3 + l7)). Fastest in decode. The scalar, AVX2, pairs (two rows a zmm), NEON and SDOT kernels give
+//   the same bits, so x86 and ARM decode alike; the 16-lane AVX-512 kernel, for CPUs without VBMI,
+//   rounds its own way.
 // - Group order (pq2_rows_avx512_groups and pq2_rows_amx): per row, token and block, with D_g the exact
 //   integer dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
 //     acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
@@ -50,6 +52,11 @@ using Pq2RowsKernel = void (*)(float* y, int64_t y_stride, const TernaryMatrix& 
 
 void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                      int64_t row_begin, int64_t row_end);
+// AArch64: NEON (every AArch64 CPU), and with the dot-product extension (cpu_features().dotprod).
+void pq2_rows_neon(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                   int64_t row_begin, int64_t row_end);
+void pq2_rows_dotprod(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                      int64_t row_begin, int64_t row_end);
 // Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
 void pq2_rows_avx2(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                    int64_t row_begin, int64_t row_end);

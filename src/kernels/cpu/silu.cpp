@@ -10,9 +10,12 @@ void silu_scalar(float* out, const float* x, const float* up, int64_t n) {
 }
 
 SiluKernel silu_kernel() {
+#if defined(__x86_64__)
   const CpuFeatures& cpu = cpu_features();
   if (cpu.has_avx512_vnni()) return silu_avx512;
-  return cpu.has_avx2_fma() ? silu_avx2 : silu_scalar;
+  if (cpu.has_avx2_fma()) return silu_avx2;
+#endif
+  return silu_scalar;
 }
 
 }  // namespace tern::kernels::cpu

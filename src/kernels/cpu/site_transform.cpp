@@ -9,11 +9,21 @@ namespace tern::kernels::cpu {
 
 namespace {
 
+using Fwht = void (*)(float* x, int64_t n);
+
+// The vector butterflies this CPU runs; null where only the oracle's exist.
+Fwht vector_fwht() {
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) return fwht_avx2;
+#endif
+  return nullptr;
+}
+
 // Shapes the oracle would refuse go to it, so the refusal is the same.
 bool fast_path(int64_t width, std::span<const float> signs, int64_t block) {
   const bool shape_ok = block >= 8 && (block & (block - 1)) == 0 && width % block == 0 &&
                         (signs.empty() || static_cast<int64_t>(signs.size()) == width);
-  return shape_ok && cpu_features().has_avx2_fma();
+  return shape_ok && vector_fwht() != nullptr;
 }
 
 // Each row: multiply by `before` (may be empty) and the scale, butterflies per block, multiply by
@@ -21,6 +31,7 @@ bool fast_path(int64_t width, std::span<const float> signs, int64_t block) {
 void transform_rows(float* x, int64_t n_tokens, int64_t width, std::span<const float> before,
                     std::span<const float> after, int64_t block) {
   const float scale = hadamard::block_scale(block);
+  const Fwht fwht = vector_fwht();
   for (int64_t t = 0; t < n_tokens; ++t) {
     float* row = x + t * width;
     if (before.empty()) {
@@ -28,7 +39,7 @@ void transform_rows(float* x, int64_t n_tokens, int64_t width, std::span<const f
     } else {
       for (int64_t i = 0; i < width; ++i) row[i] = row[i] * before[static_cast<size_t>(i)] * scale;
     }
-    for (int64_t b = 0; b < width; b += block) fwht_avx2(row + b, block);
+    for (int64_t b = 0; b < width; b += block) fwht(row + b, block);
     for (size_t i = 0; i < after.size(); ++i) row[i] *= after[i];
   }
 }

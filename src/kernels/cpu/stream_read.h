@@ -24,14 +24,17 @@ struct StreamPattern {
   bool prefetch = false;
 };
 
-// Sum of the 64-bit words of [p, p + bytes); p 64-byte aligned, bytes a multiple of kStreamStep. Needs
-// AVX2.
+// Sum of the 64-bit words of [p, p + bytes); p 64-byte aligned, bytes a multiple of kStreamStep. Any CPU.
+uint64_t stream_sum_scalar(const uint8_t* p, size_t bytes, StreamPattern pattern);
+// The same with 256-bit loads. Needs AVX2.
 uint64_t stream_sum_avx2(const uint8_t* p, size_t bytes, StreamPattern pattern);
 // The same with 512-bit loads. Needs AVX-512 F.
 uint64_t stream_sum_avx512(const uint8_t* p, size_t bytes, StreamPattern pattern);
+// The same with 128-bit NEON loads. AArch64.
+uint64_t stream_sum_neon(const uint8_t* p, size_t bytes, StreamPattern pattern);
 
 using StreamSum = uint64_t (*)(const uint8_t* p, size_t bytes, StreamPattern pattern);
-// The widest of the loops this CPU runs (a scalar one without AVX2).
+// The widest of the loops this CPU runs (a scalar one without AVX2 or NEON).
 StreamSum stream_sum_kernel();
 
 // Reads [p, p + bytes) with stream_sum_kernel()'s loop and keeps the sum where the compiler cannot

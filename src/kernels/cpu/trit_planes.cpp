@@ -29,7 +29,10 @@ void rows_via_pq2(Pq2RowsKernel kernel, float* y, int64_t y_stride, const Ternar
 }  // namespace
 
 Pq2RowsKernel trit_planes_decode_kernel() {
-  return cpu_features().has_avx512_vbmi() ? trit_planes_rows_pairs : trit_planes_rows_repacked;
+#if defined(__x86_64__)
+  if (cpu_features().has_avx512_vbmi()) return trit_planes_rows_pairs;
+#endif
+  return trit_planes_rows_repacked;
 }
 
 void trit_planes_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
@@ -43,10 +46,12 @@ void trit_planes_rows_repacked(float* y, int64_t y_stride, const TernaryMatrix& 
 }
 
 void trit_planes_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
+#if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi()) {
     trit_planes_to_pq2_vbmi(w, row_begin, row_end, out);
     return;
   }
+#endif
   const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
   for (int64_t r = row_begin; r < row_end; ++r) {
     quant::transcode_row(quant::TensorType::kTritPlanes, quant::TensorType::kPQ2_0,
