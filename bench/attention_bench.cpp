@@ -91,7 +91,13 @@ void BM_DecodeAttention(benchmark::State& state) {
   const int64_t n_keys = state.range(0);
   const auto precision = state.range(1) == 0 ? ref::KvPrecision::kF16 : ref::KvPrecision::kQ8;
   const int64_t variant = state.range(2);
-  if ((variant == 2 && !cpu_features().has_avx2_fma()) || (variant == 3 && !attention_avx512_supported())) {
+#if defined(__x86_64__)
+  const bool supported =
+      (variant != 2 || cpu_features().has_avx2_fma()) && (variant != 3 || attention_avx512_supported());
+#else
+  const bool supported = variant != 2 && variant != 3;
+#endif
+  if (!supported) {
     state.SkipWithError("ISA not supported");
     return;
   }
@@ -109,12 +115,14 @@ void BM_DecodeAttention(benchmark::State& state) {
       case 1:
         attention(out.data(), q.data(), view, n_keys, kHeads, scale, nullptr, attention_head_scalar);
         break;
+#if defined(__x86_64__)
       case 2:
         attention(out.data(), q.data(), view, n_keys, kHeads, scale, nullptr, attention_head_avx2);
         break;
       case 3:
         attention(out.data(), q.data(), view, n_keys, kHeads, scale, nullptr, attention_head_avx512);
         break;
+#endif
       default:
         attention(out.data(), q.data(), view, n_keys, kHeads, scale, &pool);
     }

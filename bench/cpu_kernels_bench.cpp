@@ -61,12 +61,34 @@ std::vector<float> gaussian(int64_t n) {
   return x;
 }
 
+// Every kernel this CPU runs, named.
+std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
+  std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
+  const CpuFeatures& cpu = cpu_features();
+#if defined(__x86_64__)
+  if (cpu.has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
+  if (cpu.has_avx512_vnni()) {
+    out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
+    out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
+  }
+  if (cpu.has_avx512_vbmi()) out.emplace_back("avx512 pairs", pq2_rows_avx512_pairs);
+  if (cpu.has_amx_int8()) {
+    out.emplace_back("amx", pq2_rows_amx);
+    out.emplace_back("amx few", pq2_rows_amx_few);
+  }
+#elif defined(__aarch64__)
+  if (cpu.neon) out.emplace_back("neon", pq2_rows_neon);
+  if (cpu.dotprod) out.emplace_back("dotprod", pq2_rows_dotprod);
+#endif
+  (void)cpu;
+  return out;
+}
+
 const char* kernel_name(Pq2RowsKernel kernel) {
-  if (kernel == pq2_rows_amx) return "amx";
-  if (kernel == pq2_rows_avx512_lanes) return "avx512 lanes";
-  if (kernel == pq2_rows_avx512_pairs) return "avx512 pairs";
-  if (kernel == pq2_rows_avx512_groups) return "avx512 groups";
-  return kernel == pq2_rows_avx2 ? "avx2" : "scalar";
+  for (const auto& [name, k] : runnable_kernels()) {
+    if (k == kernel) return name;
+  }
+  return "?";
 }
 
 // Runs `kernel` through pq2_matmul. args: K, N, threads, tokens, rotate (0: one copy that stays in
@@ -124,22 +146,8 @@ BENCHMARK(BM_ReadRowsOnly)->Name("Pq2MatvecReadOnly")->Apply(DecodeShapes)->Unit
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
 
-// Every kernel this CPU runs on the in-L2 shape (args: index into the list, tokens), single thread.
-std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
-  std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
-  if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
-  if (cpu_features().has_avx512_vnni()) {
-    out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
-    out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
-  }
-  if (cpu_features().has_avx512_vbmi()) out.emplace_back("avx512 pairs", pq2_rows_avx512_pairs);
-  if (cpu_features().has_amx_int8()) {
-    out.emplace_back("amx", pq2_rows_amx);
-    out.emplace_back("amx few", pq2_rows_amx_few);
-  }
-  return out;
-}
-
+// Every kernel this CPU runs on the in-L2 shape (args: index into runnable_kernels(), tokens), single
+// thread.
 void BM_Pq2KernelHot(benchmark::State& state) {
   const auto kernels = runnable_kernels();
   const auto index = static_cast<size_t>(state.range(0));
@@ -168,6 +176,7 @@ BENCHMARK(BM_Pq2KernelHot)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1, 2, 4, 8, 12, 16, 64}})
     ->Unit(benchmark::kMicrosecond);
 
+#if defined(__x86_64__)
 // The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); args: tokens, then 0 for
 // the VBMI kernel or 1 for the re-pack to PQ2_0 and the PQ2_0 decode kernel.
 void BM_TritPlanesKernelHot(benchmark::State& state) {
@@ -197,6 +206,7 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_TritPlanesKernelHot)->ArgsProduct({{1, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
+#endif
 
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})
@@ -225,9 +235,13 @@ BENCHMARK(BM_QuantizeActivations)->Arg(5120)->Arg(6144)->Arg(17408);
 // 1 AVX2, 2 AVX-512.
 void BM_Swiglu(benchmark::State& state) {
   constexpr int64_t kWidth = 17408;
-  const SiluKernel kernels[] = {silu_scalar, silu_avx2, silu_avx512};
-  const int64_t which = state.range(0);
-  if ((which == 1 && !cpu_features().has_avx2_fma()) || (which == 2 && !cpu_features().has_avx512_vnni())) {
+  std::vector<SiluKernel> kernels{silu_scalar};
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) kernels.push_back(silu_avx2);
+  if (cpu_features().has_avx512_vnni()) kernels.push_back(silu_avx512);
+#endif
+  const auto which = static_cast<size_t>(state.range(0));
+  if (which >= kernels.size()) {
     state.SkipWithError("ISA not present");
     return;
   }
@@ -277,6 +291,7 @@ void int8_dot_peak(benchmark::State& state, bool runs_here, Chains chains, int64
       benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+#if defined(__x86_64__)
 void BM_Int8DotPeak(benchmark::State& state) {  // AVX2 maddubs + add
   int8_dot_peak(state, cpu_features().has_avx2_fma(), int8_dot_chains_avx2, kDotChainMacs);
 }
@@ -297,6 +312,17 @@ void BM_Int8DotPeakAmx(benchmark::State& state) {
       amx_tile_round_macs(k_bytes));
 }
 BENCHMARK(BM_Int8DotPeakAmx)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond);
+#elif defined(__aarch64__)
+void BM_Int8DotPeakNeon(benchmark::State& state) {  // NEON smlal (s8 x s8 into int16)
+  int8_dot_peak(state, cpu_features().neon, int8_dot_chains_neon, kDotChainMacsNeon);
+}
+BENCHMARK(BM_Int8DotPeakNeon)->Unit(benchmark::kMillisecond);
+
+void BM_Int8DotPeakSdot(benchmark::State& state) {  // ARMv8.2 SDOT
+  int8_dot_peak(state, cpu_features().dotprod, int8_dot_chains_dotprod, kDotChainMacsDotprod);
+}
+BENCHMARK(BM_Int8DotPeakSdot)->Unit(benchmark::kMillisecond);
+#endif
 
 // The wall-clock probes `tern bench` uses (meaningful on an otherwise idle machine).
 void BM_ProbeReadBandwidth(benchmark::State& state) {

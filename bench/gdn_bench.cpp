@@ -33,7 +33,11 @@ const char* label(int64_t impl) {
 }
 
 const GdnKernels& kernels_of(int64_t impl) {
-  return impl == kAvx512 ? gdn_kernels_avx512() : impl == kAvx2 ? gdn_kernels_avx2() : gdn_kernels_scalar();
+#if defined(__x86_64__)
+  if (impl == kAvx512) return gdn_kernels_avx512();
+  if (impl == kAvx2) return gdn_kernels_avx2();
+#endif
+  return gdn_kernels_scalar();
 }
 
 ThreadPool& pool_of(int64_t threads) {
@@ -66,8 +70,13 @@ struct Inputs {
 };
 
 bool skip_unsupported(benchmark::State& state, int64_t impl) {
-  if ((impl == kAvx2 && !cpu_features().has_avx2_fma()) ||
-      (impl == kAvx512 && !cpu_features().has_avx512_vnni())) {
+#if defined(__x86_64__)
+  const bool supported = (impl != kAvx2 || cpu_features().has_avx2_fma()) &&
+                         (impl != kAvx512 || cpu_features().has_avx512_vnni());
+#else
+  const bool supported = impl != kAvx2 && impl != kAvx512;
+#endif
+  if (!supported) {
     state.SkipWithError("needs AVX2 or AVX-512");
     return true;
   }
