@@ -14,7 +14,7 @@ packages=(
 # run its tests, and the libraries above for arm64 beside the native ones (multiarch).
 cross_packages=(g++-aarch64-linux-gnu qemu-user)
 arm64_libraries=(libfmt-dev libspdlog-dev libutf8proc-dev libpcre2-dev libcpp-httplib-dev
-                 libgtest-dev libgmock-dev zlib1g-dev)
+                 libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev)
 
 arch=$(dpkg --print-architecture)
 # Installed for architecture $2 (or as an architecture-independent package).
