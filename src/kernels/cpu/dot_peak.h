@@ -12,8 +12,8 @@ inline constexpr int64_t kDotChainMacs = 8 * 32;
 // returns a value derived from the result (so the work cannot be dropped). Needs AVX2.
 int64_t int8_dot_chains_avx2(int64_t iterations);
 
-// Multiply-accumulates performed by one iteration of int8_dot_chains_avx512: 8 dpbusd x 64 bytes.
-inline constexpr int64_t kDotChainMacsAvx512 = 8 * 64;
+// Multiply-accumulates performed by one iteration of int8_dot_chains_avx512: 12 dpbusd x 64 bytes.
+inline constexpr int64_t kDotChainMacsAvx512 = 12 * 64;
 
 // The same with AVX-512 VNNI dpbusd (u8 x s8 summed straight into int32). Needs AVX-512 VNNI.
 int64_t int8_dot_chains_avx512(int64_t iterations);
