@@ -67,6 +67,7 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
   if (cpu.has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
+  if (cpu.has_avx_vnni()) out.emplace_back("avxvnni", pq2_rows_avxvnni);
   if (cpu.has_avx512_vnni()) {
     out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
@@ -173,7 +174,7 @@ void BM_Pq2KernelHot(benchmark::State& state) {
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Pq2KernelHot)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1, 2, 4, 8, 12, 16, 64}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 4, 8, 12, 16, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)

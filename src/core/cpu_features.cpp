@@ -83,8 +83,9 @@ CpuFeatures apply_cap(CpuFeatures f) {
   if (cap == nullptr || *cap == '\0') return f;
   const std::string_view isa(cap);
   if (isa == "scalar") return CpuFeatures{};
-  if (isa == "avx2") {
+  if (isa == "avx2" || isa == "avxvnni") {
     f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx512vbmi = f.amx_int8 = false;
+    if (isa == "avx2") f.avxvnni = false;
     return f;
   }
   if (isa == "avx512") {
@@ -96,7 +97,7 @@ CpuFeatures apply_cap(CpuFeatures f) {
     return f;
   }
   if (isa == "amx" || isa == "native") return f;
-  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avx512, amx, neon or native", isa);
+  fail(ErrorKind::kInput, "TERN_ISA='{}': expected scalar, avx2, avxvnni, avx512, amx, neon or native", isa);
 }
 
 }  // namespace

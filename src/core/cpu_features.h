@@ -22,6 +22,8 @@ struct CpuFeatures {
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }
+  // VNNI on ymm with a VEX encoding (Alder Lake and later client cores, Zen 5): the *_avxvnni.cpp kernels.
+  bool has_avx_vnni() const { return avxvnni && has_avx2_fma(); }
   // AVX-512 VBMI's byte permutes with VNNI and GFNI's bit matrices (every VBMI CPU but Cannon Lake has
   // GFNI): the *_vbmi.cpp kernels, the PQ2_0 pairs and the trit planes ones.
   bool has_avx512_vbmi() const { return avx512vbmi && gfni && has_avx512_vnni(); }
@@ -30,9 +32,9 @@ struct CpuFeatures {
   std::string describe() const;
 };
 
-// Detected once (thread-safe static); TERN_ISA=scalar|avx2|avx512|neon caps what is reported, so every
-// path can be exercised on one machine (avx512 turns AMX off, neon the dot-product extension; amx or
-// native leaves all on). On Linux the
+// Detected once (thread-safe static); TERN_ISA=scalar|avx2|avxvnni|avx512|neon caps what is reported, so
+// every path can be exercised on one machine (avx2 is AVX2 without any VNNI, avxvnni adds the ymm one,
+// avx512 turns AMX off, neon the dot-product extension; amx or native leaves all on). On Linux the
 // first call also asks the kernel for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM); AMX counts as
 // present only when that is granted.
 const CpuFeatures& cpu_features();

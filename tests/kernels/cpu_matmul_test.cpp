@@ -102,6 +102,7 @@ std::vector<NamedKernel> lane_order_kernels() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
   if (cpu.has_avx2_fma()) out.push_back({"avx2", pq2_rows_avx2});
+  if (cpu.has_avx_vnni()) out.push_back({"avxvnni", pq2_rows_avxvnni});
   if (cpu.has_avx512_vbmi()) out.push_back({"avx512 pairs", pq2_rows_avx512_pairs});
 #elif defined(__aarch64__)
   if (cpu.neon) out.push_back({"neon", pq2_rows_neon});
@@ -311,6 +312,8 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
     decode = pq2_rows_avx512_pairs;
   } else if (cpu.has_avx512_vnni()) {
     decode = pq2_rows_avx512_lanes;
+  } else if (cpu.has_avx_vnni()) {
+    decode = pq2_rows_avxvnni;
   } else if (cpu.has_avx2_fma()) {
     decode = pq2_rows_avx2;
   }

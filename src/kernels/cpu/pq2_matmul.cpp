@@ -86,6 +86,7 @@ Pq2RowsKernel pq2_decode_kernel() {
 #if defined(__x86_64__)
   if (cpu.has_avx512_vbmi()) return pq2_rows_avx512_pairs;
   if (cpu.has_avx512_vnni()) return pq2_rows_avx512_lanes;
+  if (cpu.has_avx_vnni()) return pq2_rows_avxvnni;
   if (cpu.has_avx2_fma()) return pq2_rows_avx2;
 #elif defined(__aarch64__)
   if (cpu.dotprod) return pq2_rows_dotprod;

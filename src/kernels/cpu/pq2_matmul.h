@@ -60,6 +60,9 @@ void pq2_rows_dotprod(float* y, int64_t y_stride, const TernaryMatrix& w, const 
 // Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
 void pq2_rows_avx2(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                    int64_t row_begin, int64_t row_end);
+// Needs AVX2 + FMA + F16C + AVX-VNNI (cpu_features().has_avx_vnni()); bit-identical to pq2_rows_avx2.
+void pq2_rows_avxvnni(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                      int64_t row_begin, int64_t row_end);
 // Need AVX-512 F/BW/VL + VNNI (cpu_features().has_avx512_vnni()).
 void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                            int64_t row_begin, int64_t row_end);
