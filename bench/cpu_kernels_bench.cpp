@@ -277,8 +277,8 @@ void BM_StreamRead(benchmark::State& state) {
 }
 BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond);
 
-// In-cache int8 dot throughput of one core (the prefill roofline): eight independent chains of the
-// ISA's u8 x s8 multiply-accumulate, skipped where the CPU lacks it.
+// In-cache int8 dot throughput of one core (the prefill roofline): independent chains of the ISA's
+// u8 x s8 multiply-accumulate (dot_peak.h), skipped where the CPU lacks it.
 template <class Chains>  // int64_t(int64_t rounds)
 void int8_dot_peak(benchmark::State& state, bool runs_here, Chains chains, int64_t macs_per_round) {
   if (!runs_here) {
@@ -302,6 +302,11 @@ void BM_Int8DotPeakVnni(benchmark::State& state) {  // AVX-512 VNNI dpbusd
   int8_dot_peak(state, cpu_features().has_avx512_vnni(), int8_dot_chains_avx512, kDotChainMacsAvx512);
 }
 BENCHMARK(BM_Int8DotPeakVnni)->Unit(benchmark::kMillisecond);
+
+void BM_Int8DotPeakAvxVnni(benchmark::State& state) {  // AVX-VNNI dpbusd on ymm
+  int8_dot_peak(state, cpu_features().has_avx_vnni(), int8_dot_chains_avxvnni, kDotChainMacsAvxVnni);
+}
+BENCHMARK(BM_Int8DotPeakAvxVnni)->Unit(benchmark::kMillisecond);
 
 // AMX TDPBSSD, arg: K bytes per instruction (64: the full tile; 32: one activation scale group, the
 // prefill kernel's step).

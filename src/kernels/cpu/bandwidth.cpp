@@ -102,6 +102,7 @@ DotChains dot_chains() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
   if (cpu.has_avx512_vnni()) return {int8_dot_chains_avx512, kDotChainMacsAvx512};
+  if (cpu.has_avx_vnni()) return {int8_dot_chains_avxvnni, kDotChainMacsAvxVnni};
   if (cpu.has_avx2_fma()) return {int8_dot_chains_avx2, kDotChainMacs};
 #elif defined(__aarch64__)
   if (cpu.dotprod) return {int8_dot_chains_dotprod, kDotChainMacsDotprod};

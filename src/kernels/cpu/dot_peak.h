@@ -18,6 +18,12 @@ inline constexpr int64_t kDotChainMacsAvx512 = 12 * 64;
 // The same with AVX-512 VNNI dpbusd (u8 x s8 summed straight into int32). Needs AVX-512 VNNI.
 int64_t int8_dot_chains_avx512(int64_t iterations);
 
+// Multiply-accumulates performed by one iteration of int8_dot_chains_avxvnni: 10 dpbusd x 32 bytes.
+inline constexpr int64_t kDotChainMacsAvxVnni = 10 * 32;
+
+// Ten chains of the ymm dpbusd. Needs cpu_features().has_avx_vnni().
+int64_t int8_dot_chains_avxvnni(int64_t iterations);
+
 // Multiply-accumulates performed by one iteration of int8_dot_tiles_amx: 4 TDPBSSD of 16 x 16 x K.
 inline constexpr int64_t amx_tile_round_macs(int k_bytes) {
   return 4 * 16 * 16 * int64_t{k_bytes};
