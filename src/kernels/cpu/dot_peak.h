@@ -5,10 +5,10 @@
 
 namespace tern::kernels::cpu {
 
-// Multiply-accumulates performed by one iteration of int8_dot_chains_avx2: 8 maddubs x 32 bytes.
-inline constexpr int64_t kDotChainMacs = 8 * 32;
+// Multiply-accumulates performed by one iteration of int8_dot_chains_avx2: 10 maddubs x 32 bytes.
+inline constexpr int64_t kDotChainMacs = 10 * 32;
 
-// Runs `iterations` rounds of eight independent maddubs + add_epi16 chains on register data and
+// Runs `iterations` rounds of ten independent maddubs + add_epi16 chains on register data and
 // returns a value derived from the result (so the work cannot be dropped). Needs AVX2.
 int64_t int8_dot_chains_avx2(int64_t iterations);
 
