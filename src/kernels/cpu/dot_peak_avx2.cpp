@@ -1,5 +1,7 @@
 #include <immintrin.h>
 
+#include <initializer_list>
+
 #include "kernels/cpu/dot_peak.h"
 
 namespace tern::kernels::cpu {
@@ -41,10 +43,9 @@ int64_t int8_dot_chains_avx2(int64_t iterations) {
           [a5] "+x"(a5), [a6] "+x"(a6), [a7] "+x"(a7), [a8] "+x"(a8), [a9] "+x"(a9)
         : [c0] "x"(c0), [c1] "x"(c1), [x0] "x"(x0), [x1] "x"(x1));
   }
-  const __m256i total =
-      _mm256_xor_si256(_mm256_xor_si256(_mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3)),
-                                        _mm256_xor_si256(_mm256_xor_si256(a4, a5), _mm256_xor_si256(a6, a7))),
-                       _mm256_xor_si256(a8, a9));
+  // The asm is volatile, so no round can be dropped; the xor only gives the caller one value of them all.
+  __m256i total = a0;
+  for (const __m256i& a : {a1, a2, a3, a4, a5, a6, a7, a8, a9}) total = _mm256_xor_si256(total, a);
   return _mm256_extract_epi64(total, 0);
 }
 

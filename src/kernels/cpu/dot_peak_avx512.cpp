@@ -1,5 +1,7 @@
 #include <immintrin.h>
 
+#include <initializer_list>
+
 #include "kernels/cpu/dot_peak.h"
 
 namespace tern::kernels::cpu {
@@ -33,10 +35,9 @@ int64_t int8_dot_chains_avx512(int64_t iterations) {
           [a6] "+v"(a6), [a7] "+v"(a7), [a8] "+v"(a8), [a9] "+v"(a9), [a10] "+v"(a10), [a11] "+v"(a11)
         : [c0] "v"(c0), [c1] "v"(c1), [x0] "v"(x0), [x1] "v"(x1));
   }
-  const __m512i total =
-      _mm512_xor_si512(_mm512_xor_si512(_mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3)),
-                                        _mm512_xor_si512(_mm512_xor_si512(a4, a5), _mm512_xor_si512(a6, a7))),
-                       _mm512_xor_si512(_mm512_xor_si512(a8, a9), _mm512_xor_si512(a10, a11)));
+  // The asm is volatile, so no round can be dropped; the xor only gives the caller one value of them all.
+  __m512i total = a0;
+  for (const __m512i& a : {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11}) total = _mm512_xor_si512(total, a);
   return _mm512_reduce_add_epi64(total);
 }
 
