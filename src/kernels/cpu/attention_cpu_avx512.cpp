@@ -41,6 +41,9 @@ struct Row {
     scales = P == KvPrecision::kQ8 ? base_scales + row * ref::q8_groups(hd) : nullptr;
   }
 
+  static constexpr int64_t kElementBytes = ref::kv_element_bytes(P);
+  const char* bytes(int64_t d) const { return static_cast<const char*>(data) + d * kElementBytes; }
+
   // The lanes `mask` (not empty) of the sixteen values from element d on (d a multiple of 16, so they
   // share one q8 group), as fp32; other lanes 0.
   __m512 load16(int64_t d, __mmask16 mask) const {
@@ -93,6 +96,7 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
       for (int j = 0; j < N; ++j) sum[k][j] = _mm512_setzero_ps();
     for (int64_t d = 0; d < hd; d += 16) {
       const __mmask16 mask = lanes(hd, d);
+      for (int k = 0; k < 4; ++k) rows.prefetch_next(keys[k].bytes(d), 16 * Row<P>::kElementBytes);
       __m512 key[4];
       for (int k = 0; k < 4; ++k) key[k] = keys[k].load16(d, mask);
       for (int j = 0; j < N; ++j) {
@@ -110,8 +114,8 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
 
 // acc_j[d0 .. d0 + 16·W) += Σ_i w[j][i] · value_i[...] over the block, the slices held in registers.
 template <KvPrecision P, int N, int W>
-void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_t count, int64_t hd,
-               int64_t d0) {
+void add_slice(float* acc, const AttentionBlock& w, const KvHeadRows& rows, const Row<P>* values,
+               int64_t count, int64_t hd, int64_t d0) {
   __mmask16 mask[W];
   __m512 a[W][N];
   for (int c = 0; c < W; ++c) {
@@ -119,6 +123,7 @@ void add_slice(float* acc, const AttentionBlock& w, const Row<P>* values, int64_
     for (int j = 0; j < N; ++j) a[c][j] = _mm512_maskz_loadu_ps(mask[c], acc + j * hd + d0 + 16 * c);
   }
   for (int64_t i = 0; i < count; ++i) {
+    rows.prefetch_next(values[i].bytes(d0), 16 * W * Row<P>::kElementBytes);
     __m512 v[W];
     for (int c = 0; c < W; ++c) v[c] = values[i].load16(d0 + 16 * c, mask[c]);
     for (int j = 0; j < N; ++j) {
@@ -137,8 +142,8 @@ void add_n(float* acc, const AttentionBlock& w, const KvHeadRows& rows, int64_t 
   Row<P> values[kAttentionKeyBlock];
   for (int64_t i = 0; i < count; ++i) values[i] = Row<P>(kv.v, kv.v_scales, hd, rows.row(t0 + i));
   int64_t d = 0;
-  for (; d + 32 <= hd; d += 32) add_slice<P, N, 2>(acc, w, values, count, hd, d);
-  for (; d < hd; d += 16) add_slice<P, N, 1>(acc, w, values, count, hd, d);
+  for (; d + 32 <= hd; d += 32) add_slice<P, N, 2>(acc, w, rows, values, count, hd, d);
+  for (; d < hd; d += 16) add_slice<P, N, 1>(acc, w, rows, values, count, hd, d);
 }
 
 template <KvPrecision P>
