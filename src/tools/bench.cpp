@@ -227,11 +227,13 @@ BenchReport run_bench(const BenchOptions& options) {
     run_once(engine, warm, options, rng, report.max_kv_bytes);
   }
   report.tests = plan_tests(options);
-  for (BenchTest& test : report.tests) {
-    for (int r = 0; r < options.repetitions; ++r)
+  // Repetitions go round the tests (each test once, then each again): a shared host's speed drifts by tens
+  // of percent within minutes, and taking turns gives every test the same mix of the host's phases, so a
+  // ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
+  for (int r = 0; r < options.repetitions; ++r)
+    for (BenchTest& test : report.tests)
       test.tok_s.push_back(run_once(engine, test, options, rng, report.max_kv_bytes));
-    summarise(test);
-  }
+  for (BenchTest& test : report.tests) summarise(test);
   report.peak_rss_bytes = peak_rss_bytes();
   // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
   // against the better of the two probes the fraction can understate, never overstate.
