@@ -46,12 +46,6 @@ float element(const void* data, [[maybe_unused]] const float* scales, [[maybe_un
   }
 }
 
-// Where element `index` of a cache of precision P lies.
-template <KvPrecision P>
-const char* element_address(const void* data, int64_t index) {
-  return static_cast<const char*>(data) + index * ref::kv_element_bytes(P);
-}
-
 template <KvPrecision P>
 struct ScalarBlock {
   static void scores(const float* q, int64_t n, const KvHeadRows& rows, int64_t t0, int64_t count,
@@ -60,7 +54,7 @@ struct ScalarBlock {
     const int64_t hd = kv.head_dim;
     for (int64_t i = 0; i < count; ++i) {
       const int64_t base = rows.row(t0 + i) * hd;
-      rows.prefetch_next(element_address<P>(kv.k, base), hd * ref::kv_element_bytes(P));
+      rows.prefetch_next(kv.k, base, hd);
       for (int64_t j = 0; j < n; ++j) {
         float sum = 0.0f;
         for (int64_t d = 0; d < hd; ++d) sum += q[j * hd + d] * element<P>(kv.k, kv.k_scales, hd, base + d);
@@ -90,7 +84,7 @@ struct ScalarBlock {
     const int64_t hd = kv.head_dim;
     for (int64_t i = 0; i < count; ++i) {
       const int64_t base = rows.row(t0 + i) * hd;
-      rows.prefetch_next(element_address<P>(kv.v, base), hd * ref::kv_element_bytes(P));
+      rows.prefetch_next(kv.v, base, hd);
       for (int64_t j = 0; j < n; ++j) {
         for (int64_t d = 0; d < hd; ++d)
           acc[j * hd + d] += weights[j][i] * element<P>(kv.v, kv.v_scales, hd, base + d);

@@ -58,9 +58,6 @@ struct Row {
     scales = P == KvPrecision::kQ8 ? base_scales + row * ref::q8_groups(hd) : nullptr;
   }
 
-  static constexpr int64_t kElementBytes = ref::kv_element_bytes(P);
-  const char* bytes(int64_t d) const { return static_cast<const char*>(data) + d * kElementBytes; }
-
   // Eight values from element d on (d a multiple of 8, so they share one q8 group), as fp32.
   __m256 load8(int64_t d) const {
     if constexpr (P == KvPrecision::kF16) {
@@ -93,7 +90,7 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
   const int64_t hd = kv.head_dim;
   for (int64_t i = 0; i < count; ++i) {
     const Row<P> key(kv.k, kv.k_scales, hd, rows.row(t0 + i));
-    rows.prefetch_next(key.bytes(0), hd * Row<P>::kElementBytes);
+    rows.prefetch_next(key.data, 0, hd);
     __m256 sum[N];
     for (int j = 0; j < N; ++j) sum[j] = _mm256_setzero_ps();
     int64_t d = 0;
@@ -118,7 +115,7 @@ void add_slice(float* acc, const AttentionBlock& w, const KvHeadRows& rows, cons
   for (int c = 0; c < W; ++c)
     for (int j = 0; j < N; ++j) a[c][j] = _mm256_loadu_ps(acc + j * hd + d0 + 8 * c);
   for (int64_t i = 0; i < count; ++i) {
-    rows.prefetch_next(values[i].bytes(d0), 8 * W * Row<P>::kElementBytes);
+    rows.prefetch_next(values[i].data, d0, 8 * W);
     __m256 v[W];
     for (int c = 0; c < W; ++c) v[c] = values[i].load8(d0 + 8 * c);
     for (int j = 0; j < N; ++j) {

@@ -41,9 +41,6 @@ struct Row {
     scales = P == KvPrecision::kQ8 ? base_scales + row * ref::q8_groups(hd) : nullptr;
   }
 
-  static constexpr int64_t kElementBytes = ref::kv_element_bytes(P);
-  const char* bytes(int64_t d) const { return static_cast<const char*>(data) + d * kElementBytes; }
-
   // The lanes `mask` (not empty) of the sixteen values from element d on (d a multiple of 16, so they
   // share one q8 group), as fp32; other lanes 0.
   __m512 load16(int64_t d, __mmask16 mask) const {
@@ -96,7 +93,7 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
       for (int j = 0; j < N; ++j) sum[k][j] = _mm512_setzero_ps();
     for (int64_t d = 0; d < hd; d += 16) {
       const __mmask16 mask = lanes(hd, d);
-      for (int k = 0; k < 4; ++k) rows.prefetch_next(keys[k].bytes(d), 16 * Row<P>::kElementBytes);
+      for (int k = 0; k < 4; ++k) rows.prefetch_next(keys[k].data, d, 16);
       __m512 key[4];
       for (int k = 0; k < 4; ++k) key[k] = keys[k].load16(d, mask);
       for (int j = 0; j < N; ++j) {
@@ -123,7 +120,7 @@ void add_slice(float* acc, const AttentionBlock& w, const KvHeadRows& rows, cons
     for (int j = 0; j < N; ++j) a[c][j] = _mm512_maskz_loadu_ps(mask[c], acc + j * hd + d0 + 16 * c);
   }
   for (int64_t i = 0; i < count; ++i) {
-    rows.prefetch_next(values[i].bytes(d0), 16 * W * Row<P>::kElementBytes);
+    rows.prefetch_next(values[i].data, d0, 16 * W);
     __m512 v[W];
     for (int c = 0; c < W; ++c) v[c] = values[i].load16(d0 + 16 * c, mask[c]);
     for (int j = 0; j < N; ++j) {

@@ -53,20 +53,21 @@ struct KvHeadRows {
   const ref::KvView& kv;
   int64_t kv_head;
   int64_t ahead = 0;
+  int64_t element_bytes = ref::kv_element_bytes(kv.precision);
   int64_t row(int64_t position) const { return position * kv.n_kv + kv_head; }
 
-  // Asks L1 for the cache lines that start within [at, at + bytes), one key block later. The policies call
-  // this as they load a row's bytes, so the requests trickle out one per line read and the next block
-  // arrives while this one is computed. Requesting a whole block at once, at its start, filled the
-  // line-fill buffers and stalled the loads queued behind them: no faster than the hardware prefetchers
-  // alone (≈ 4.2 GB/s a core from memory, against ≈ 7.7 trickled; bench/attention_bench.cpp).
-  void prefetch_next(const void* at, int64_t bytes) const {
+  // Asks L1 for the cache lines that start within elements [first, first + count) from `data` (a row or
+  // the whole cache), one key block later. The policies call this as they load those elements, so the
+  // requests trickle out one per line read and the next block arrives while this one is computed. Requesting
+  // a whole block at once, at its start, filled the line-fill buffers and stalled the loads queued behind
+  // them: no faster than the hardware prefetchers alone (≈ 4.2 GB/s a core from memory, against ≈ 7.7
+  // trickled; bench/attention_bench.cpp).
+  void prefetch_next(const void* data, int64_t first, int64_t count) const {
     if (ahead == 0) return;
-    const auto begin = reinterpret_cast<uintptr_t>(at);
-    for (uintptr_t line = (begin + 63) & ~uintptr_t{63}; line < begin + static_cast<uintptr_t>(bytes);
-         line += 64) {
+    const auto begin = reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(first * element_bytes);
+    const auto end = begin + static_cast<uintptr_t>(count * element_bytes);
+    for (uintptr_t line = (begin + 63) & ~uintptr_t{63}; line < end; line += 64)
       __builtin_prefetch(reinterpret_cast<const char*>(line + static_cast<uintptr_t>(ahead)), 0, 3);
-    }
   }
 };
 
@@ -77,7 +78,7 @@ struct KvHeadRows {
 // kAttentionKeyBlock, and returns their sum; Block::add(acc, w, n, rows, t0, count) does acc_j += Σ_i w[j][i]
 // · value(t0 + i) (acc_j = acc + j·head_dim); Block::scale(acc, factor, head_dim) multiplies one head's
 // accumulator in place. No policy reads a key or value at a position of t0 + count or beyond; scores and add
-// pass the bytes of every row they load to rows.prefetch_next.
+// pass every row's elements they load to rows.prefetch_next.
 //
 // Key block by key block, every KV head of the span in turn: the rows of one position lie next to each
 // other, so the span streams one contiguous range of the cache.
