@@ -71,6 +71,7 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
   if (cpu.has_avx512_vnni()) {
     out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
+    out.emplace_back("avx512 panels", pq2_rows_avx512_panels);
   }
   if (cpu.has_avx512_vbmi()) out.emplace_back("avx512 pairs", pq2_rows_avx512_pairs);
   if (cpu.has_amx_int8()) {
@@ -174,7 +175,7 @@ void BM_Pq2KernelHot(benchmark::State& state) {
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Pq2KernelHot)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7}, {1, 2, 4, 8, 12, 16, 64}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4, 8, 12, 16, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)

@@ -120,6 +120,7 @@ std::vector<NamedKernel> kernels() {
   if (cpu.has_avx512_vnni()) {
     out.push_back({"avx512 lanes", pq2_rows_avx512_lanes});
     out.push_back({"avx512 groups", pq2_rows_avx512_groups});
+    out.push_back({"avx512 panels", pq2_rows_avx512_panels});
   }
   if (cpu.has_amx_int8()) {
     out.push_back({"amx", pq2_rows_amx});
@@ -302,8 +303,9 @@ TEST(CpuPq2Matmul, PrefillTokenCounts) {
   check_matmul(10, 17408, 13, 5);  // more tokens than one activation chunk holds
 }
 
-// Decode tokens take the fastest one-token kernel; with AMX every prompt token takes the group order,
-// through the few-token kernel below kAmxMinTokens.
+// Decode tokens take the fastest one-token kernel; with AVX-512 VNNI every prompt token takes the group
+// order: AMX where it exists (the few-token kernel below kAmxMinTokens), else the panel kernel (the group
+// kernel below kPanelMinTokens).
 TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   const CpuFeatures& cpu = cpu_features();
   Pq2RowsKernel decode = pq2_rows_scalar;
@@ -321,6 +323,11 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
     EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_amx_few);
     EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens - 1), pq2_rows_amx_few);
     EXPECT_EQ(pq2_prompt_kernel(kAmxMinTokens), pq2_rows_amx);
+  } else if (cpu.has_avx512_vnni()) {
+    EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_avx512_groups);
+    EXPECT_EQ(pq2_prompt_kernel(kPanelMinTokens - 1), pq2_rows_avx512_groups);
+    EXPECT_EQ(pq2_prompt_kernel(kPanelMinTokens), pq2_rows_avx512_panels);
+    EXPECT_EQ(pq2_prompt_kernel(512), pq2_rows_avx512_panels);
   }
 #elif defined(__aarch64__)
   if (cpu.dotprod) {
@@ -330,7 +337,7 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   }
 #endif
   EXPECT_EQ(pq2_decode_kernel(), decode);
-  if (!cpu.has_amx_int8()) {
+  if (!cpu.has_avx512_vnni()) {
     EXPECT_EQ(pq2_prompt_kernel(512), decode);
   }
 }

@@ -68,6 +68,11 @@ void pq2_rows_avx512_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, c
                            int64_t row_begin, int64_t row_end);
 void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
+// The group order with a 16-row panel per zmm, each panel's codes expanded once per token chunk: the
+// prompt kernel from kPanelMinTokens tokens where AMX is missing. Bit-identical to
+// pq2_rows_avx512_groups.
+void pq2_rows_avx512_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                            int64_t row_begin, int64_t row_end);
 // Needs AVX-512 VBMI + VNNI + GFNI (cpu_features().has_avx512_vbmi()): the AVX2 kernel's lane order, two rows
 // per zmm; bit-identical to pq2_rows_avx2.
 void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
@@ -93,6 +98,8 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
 
 // From this many tokens pq2_rows_amx beats pq2_rows_amx_few.
 inline constexpr int64_t kAmxMinTokens = 8;
+// From this many tokens pq2_rows_avx512_panels beats pq2_rows_avx512_groups.
+inline constexpr int64_t kPanelMinTokens = 8;
 
 // The kernels this CPU runs (after the TERN_ISA cap) for decode tokens, and for n_tokens prompt tokens.
 Pq2RowsKernel pq2_decode_kernel();

@@ -1,6 +1,7 @@
-// The AMX-INT8 PQ2_0 kernel against the scalar kernel (the same exact integers per row, token and scale
-// group; they differ only by fp32 rounding of the scaled partial sums) and against the AVX-512 VNNI kernel,
-// which sums and rounds in the same group order and so must agree bit for bit.
+// The group-order PQ2_0 kernels: AMX-INT8 against the scalar kernel (the same exact integers per row,
+// token and scale group; they differ only by fp32 rounding of the scaled partial sums), and the AMX and
+// AVX-512 panel kernels against the AVX-512 VNNI group kernel, which sums and rounds in the same group
+// order, so all must agree bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -127,6 +128,41 @@ TEST(CpuPq2AmxFew, EqualsAvx512GroupOrderBitForBit) {
       }
     }
   }
+}
+
+// The panel kernel sums the same exact group integers in the same fp32 order as the group kernel, so it
+// must give its bits for any token count (whole and partial token tiles, several token chunks), row count
+// and row range (short panels, ranges mid-panel), and leave the rows outside its range alone.
+TEST(CpuPq2Panels, EqualsAvx512GroupOrderBitForBit) {
+  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const auto compare = [](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
+    const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
+    const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols));
+    ActBuffer buffer;
+    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+    std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), panels(groups);
+    pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
+    pq2_rows_avx512_panels(panels.data(), rows, w.view, acts, begin, rows);
+    EXPECT_EQ(groups, panels) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from row "
+                              << begin;
+  };
+  for (int64_t tokens : {1, 2, 3, 4, 5, 8, 9, 17})
+    for (int64_t rows : {1, 8, 13, 16, 40})
+      for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 5 : 0);
+  compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
+}
+
+TEST(CpuPq2Panels, NonFiniteActivationReachesOnlyItsToken) {
+  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const RandomMatrix w = random_matrix(16, 256, 5);
+  std::vector<float> x = random_acts(9 * 256, 6);
+  x[3 * 256 + 200] = NAN;
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), 256, 9);
+  std::vector<float> y(9 * 16);
+  pq2_rows_avx512_panels(y.data(), 16, w.view, acts, 0, 16);
+  for (int64_t t = 0; t < 9; ++t)
+    for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 3);
 }
 
 // A prompt token's outputs must not depend on the size of its chunk (prefix reuse, chunks cut by load):
