@@ -11,14 +11,16 @@
 //   (l3 + l7)). Fastest in decode. The scalar, AVX2, pairs (two rows a zmm), NEON and SDOT kernels give
 //   the same bits, so x86 and ARM decode alike; the 16-lane AVX-512 kernel, for CPUs without VBMI,
 //   rounds its own way.
-// - Group order (pq2_rows_avx512_groups and pq2_rows_amx): per row, token and block, with D_g the exact
-//   integer dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
+// - Group order (pq2_rows_avx512_groups, pq2_rows_avx512_panels and the AMX kernels): per row, token and
+//   block, with D_g the exact integer dot of scale group g (values 32g..32g+31) and s_g its step, in fp32
 //     acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
-//   over the blocks in order from acc = 0. The two kernels round identically.
+//   over the blocks in order from acc = 0. All of them round identically, so an AMX server and an
+//   AVX-512 one compute the same prompt.
 // Decode tokens always take the decode kernel and prompt tokens the prompt kernel, whatever else shares
-// the matmul; where AMX exists every prompt token is in group order, whether its chunk is one token or
-// 512. So a token's outputs are a function of its role and its own values only: batched decode and
-// prefix reuse (whose checkpoints hold prompt tokens only) stay bit-exact.
+// the matmul; where AVX-512 VNNI exists every prompt token is in group order, whether its chunk is one
+// token or 512 (without it, prompt tokens take the decode kernel). So a token's outputs are a function of its
+// role and its own values only: batched decode and prefix reuse (whose checkpoints hold prompt tokens only)
+// stay bit-exact.
 #pragma once
 
 #include <cstddef>
@@ -98,8 +100,9 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
 
 // From this many tokens pq2_rows_amx beats pq2_rows_amx_few.
 inline constexpr int64_t kAmxMinTokens = 8;
-// From this many tokens pq2_rows_avx512_panels beats pq2_rows_avx512_groups.
-inline constexpr int64_t kPanelMinTokens = 8;
+// From this many tokens pq2_rows_avx512_panels beats pq2_rows_avx512_groups (in L2, 12-01: 2 tokens
+// 26.5 against 31.8 µs, one token 23.2 against 16.7).
+inline constexpr int64_t kPanelMinTokens = 2;
 
 // The kernels this CPU runs (after the TERN_ISA cap) for decode tokens, and for n_tokens prompt tokens.
 Pq2RowsKernel pq2_decode_kernel();

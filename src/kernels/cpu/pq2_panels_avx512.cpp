@@ -9,9 +9,12 @@
 // a broadcast of those four digits against 16 rows. The expanded panel (2 KiB a block) is reused by every
 // token of the chunk, whose activations stay in L2.
 //
-// Per group and token: 16 VPDPBUSD (hi digits from 0, lo digits from the group's −Σ(256·hi + lo)), the
-// digit shift and add, a convert and the step product; per block and token the group order's three adds
-// and the FMA with d_w. Bit-identical to pq2_rows_avx512_groups and so to the AMX kernels.
+// Per group, panel and token: 16 VPDPBUSD (hi digits from 0, lo digits from the group's −Σ(256·hi + lo)),
+// the digit shift and add, a convert and the step product; per block, panel and token the group order's
+// three adds and the FMA with d_w. Panels go in pairs and tokens in threes, so each digit broadcast
+// serves two products and each code vector six: with one panel the loop issued more loads than products
+// and ran ≈ 1.45× slower than with the broadcasts hoisted out (12-01, in L2). Bit-identical to
+// pq2_rows_avx512_groups and so to the AMX kernels.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -31,8 +34,9 @@ constexpr int kGroupVectors = 8;  // two qs dwords × four fields
 constexpr int64_t kPanelBlockBytes = kGroups * kGroupVectors * 64;
 // Tokens per tile: with two panels, 3 × 2 × 2 dot chains stay in registers (4 measured the same).
 constexpr int kTokenTile = 3;
-// The activations of one token chunk stay in L2 (2 MiB here) beside one expanded panel (≤ 0.3 MiB at
-// K = 17408) while the chunk sweeps the thread's panels.
+// The activations of one token chunk stay in L2 (2 MiB here) beside one expanded panel pair (≤ 0.55 MiB
+// at K = 17408) while the chunk sweeps the thread's panels. (Expanding a block at a time, with a larger
+// chunk, measured slower.)
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
 struct ThreadScratch {
