@@ -152,19 +152,6 @@ TEST(CpuPq2Panels, EqualsAvx512GroupOrderBitForBit) {
   compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
 }
 
-TEST(CpuPq2Panels, NonFiniteActivationReachesOnlyItsToken) {
-  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
-  const RandomMatrix w = random_matrix(16, 256, 5);
-  std::vector<float> x = random_acts(9 * 256, 6);
-  x[3 * 256 + 200] = NAN;
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), 256, 9);
-  std::vector<float> y(9 * 16);
-  pq2_rows_avx512_panels(y.data(), 16, w.view, acts, 0, 16);
-  for (int64_t t = 0; t < 9; ++t)
-    for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 3);
-}
-
 // A prompt token's outputs must not depend on the size of its chunk (prefix reuse, chunks cut by load):
 // the prompt kernel for many tokens gives the prompt kernel's bits for one.
 TEST(CpuPq2Amx, PromptTokenOutputsDoNotDependOnTheChunk) {
@@ -182,17 +169,22 @@ TEST(CpuPq2Amx, PromptTokenOutputsDoNotDependOnTheChunk) {
   }
 }
 
-TEST(CpuPq2Amx, NonFiniteActivationReachesTheOutputOfBothKernels) {
-  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+// A group holding a NaN has scale NaN and digits 0 (act_quant.h): its token's outputs are all NaN, and no
+// other token's.
+TEST(CpuPq2GroupOrder, NonFiniteActivationReachesOnlyItsTokenInEveryKernel) {
+  std::vector<Pq2RowsKernel> kernels;
+  if (cpu_features().has_avx512_vnni()) kernels = {pq2_rows_avx512_groups, pq2_rows_avx512_panels};
+  if (cpu_features().has_amx_int8()) kernels.insert(kernels.end(), {pq2_rows_amx, pq2_rows_amx_few});
+  if (kernels.empty()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   const RandomMatrix w = random_matrix(16, 256, 5);
-  std::vector<float> x = random_acts(5 * 256, 6);
+  std::vector<float> x = random_acts(9 * 256, 6);
   x[3 * 256 + 200] = NAN;
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), 256, 5);
-  for (Pq2RowsKernel kernel : {pq2_rows_amx, pq2_rows_amx_few}) {
-    std::vector<float> y(5 * 16);
+  const QuantizedActs acts = buffer.quantize(x.data(), 256, 9);
+  for (Pq2RowsKernel kernel : kernels) {
+    std::vector<float> y(9 * 16);
     kernel(y.data(), 16, w.view, acts, 0, 16);
-    for (int64_t t = 0; t < 5; ++t)
+    for (int64_t t = 0; t < 9; ++t)
       for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 3);
   }
 }

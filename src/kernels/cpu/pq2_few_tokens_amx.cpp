@@ -21,17 +21,17 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/grow_buffer.h"
+#include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/pq2_matmul.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr int kPanelRows = 16;    // columns of a B tile and of the dot tiles
+// A panel (kPanelRows, panel_gather.h) is the columns of a B tile and of the dot tiles.
 constexpr int kTileK = 64;        // values per TDPBSUD: two scale groups
 constexpr int kMaxTokens = 4;     // tokens per A tile
 constexpr int kRowsPerToken = 4;  // {hi, lo} × {first group, second group}
@@ -230,7 +230,7 @@ constexpr PanelTokens kPanelTokens[kMaxTokens] = {panel_tokens<1>, panel_tokens<
 void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                       int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end || a.n_tokens == 0) return;
-  if (w.row_bytes > static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows)) {
+  if (!panel_offsets_fit(w)) {
     pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);  // beyond a 32-bit gather offset
     return;
   }

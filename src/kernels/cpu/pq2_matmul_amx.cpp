@@ -20,18 +20,18 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/grow_buffer.h"
+#include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/pq2_matmul.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr int kPanelRows = 16;  // weight rows per panel: the 16 int32 columns of an accumulator tile
-constexpr int kTokenTile = 16;  // tokens per activation tile
+// A weight panel (kPanelRows, panel_gather.h) is the 16 int32 columns of an accumulator tile.
+constexpr int kTokenTile = 16;                            // tokens per activation tile
 constexpr int kGroupBytes = static_cast<int>(kActGroup);  // K per TDPBSSD: one scale group
 constexpr int kGroups = static_cast<int>(kActBlock / kActGroup);
 constexpr int64_t kPanelGroupBytes = kGroupBytes * kPanelRows;    // one B tile: 8 rows × 64 bytes
@@ -107,10 +107,7 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* act
 
 // Expands rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
 void unpack_panel(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
-  alignas(64) int32_t offsets[kPanelRows];
-  for (int n = 0; n < kPanelRows; ++n)
-    offsets[n] = static_cast<int32_t>(std::min(n, valid - 1)) * static_cast<int32_t>(w.row_bytes);
-  const __m512i rows = _mm512_load_si512(offsets);
+  const __m512i rows = panel_row_offsets(w, valid);
   // Within each qword (rows 2q and 2q + 1, one gathered dword each), output byte 4h + j of row 2q + h
   // takes bits 2j.. of byte k of the row's dword.
   __m512i select[4];
@@ -198,7 +195,7 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
 void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                   int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end || a.n_tokens == 0) return;
-  if (w.row_bytes > static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows)) {
+  if (!panel_offsets_fit(w)) {
     pq2_rows_avx512_groups(y, y_stride, w, a, row_begin,
                            row_end);  // panel rows beyond a 32-bit gather offset
     return;

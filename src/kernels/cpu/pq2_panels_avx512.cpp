@@ -19,16 +19,15 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 #include "kernels/cpu/grow_buffer.h"
+#include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/pq2_matmul.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr int kPanelRows = 16;
 constexpr int kGroups = static_cast<int>(kActBlock / kActGroup);
 constexpr int kGroupVectors = 8;  // two qs dwords × four fields
 constexpr int64_t kPanelBlockBytes = kGroups * kGroupVectors * 64;
@@ -48,10 +47,7 @@ struct ThreadScratch {
 
 // Expands rows [row, row + valid) (a short panel repeats its last row).
 void expand_panel(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
-  alignas(64) int32_t offsets[kPanelRows];
-  for (int n = 0; n < kPanelRows; ++n)
-    offsets[n] = static_cast<int32_t>(std::min(n, valid - 1)) * static_cast<int32_t>(w.row_bytes);
-  const __m512i rows = _mm512_load_si512(offsets);
+  const __m512i rows = panel_row_offsets(w, valid);
   const __m512i low2 = _mm512_set1_epi8(3);
   const uint8_t* base = w.data + static_cast<size_t>(row) * w.row_bytes;
   for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
@@ -170,7 +166,7 @@ void pair_block_tokens(const uint8_t* const codes[2], const float* const d_w[2],
 void pq2_rows_avx512_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end || a.n_tokens == 0) return;
-  if (w.row_bytes > static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows)) {
+  if (!panel_offsets_fit(w)) {
     pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);  // beyond a 32-bit gather offset
     return;
   }
