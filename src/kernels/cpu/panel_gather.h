@@ -15,10 +15,15 @@ namespace tern::kernels::cpu {
 
 inline constexpr int kPanelRows = 16;
 
-// Whether every row of a panel lies within an int32 gather offset of its first; where not, the
-// kernels hand the rows to pq2_rows_avx512_groups.
-inline bool panel_offsets_fit(const TernaryMatrix& w) {
-  return w.row_bytes <= static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows);
+// The panel kernels' prologue: true where they have nothing to compute themselves, an empty range or
+// no tokens, or rows too far apart for int32 gather offsets, which it hands to pq2_rows_avx512_groups
+// (the same bits).
+inline bool panels_not_needed(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                              int64_t row_begin, int64_t row_end) {
+  if (row_begin >= row_end || a.n_tokens == 0) return true;
+  if (w.row_bytes <= static_cast<size_t>(std::numeric_limits<int32_t>::max() / kPanelRows)) return false;
+  pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);
+  return true;
 }
 
 // The byte offsets of a panel's rows from its first, for `valid` real rows: a short panel repeats its
@@ -28,6 +33,21 @@ inline __m512i panel_row_offsets(const TernaryMatrix& w, int valid) {
   for (int n = 0; n < kPanelRows; ++n)
     offsets[n] = static_cast<int32_t>(std::min(n, valid - 1)) * static_cast<int32_t>(w.row_bytes);
   return _mm512_load_si512(offsets);
+}
+
+// Walks rows [row, row + valid) block by block: d_w[16·b + r] = row r's scale of block b as fp32, and
+// for each of the block's eight qs dwords, emit(b, dword, qs) with lane r of qs that dword of row r.
+template <class Emit>
+void gather_panel(const TernaryMatrix& w, int64_t row, int valid, float* d_w, Emit&& emit) {
+  const __m512i rows = panel_row_offsets(w, valid);
+  const uint8_t* base = w.data + static_cast<size_t>(row) * w.row_bytes;
+  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+    const uint8_t* block = base + b * static_cast<int64_t>(kPq2BlockBytes);
+    const __m512i scale_bits = _mm512_i32gather_epi32(rows, block, 1);  // low 16 bits: fp16 d
+    _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(scale_bits)));
+    for (int dword = 0; dword < 8; ++dword)
+      emit(b, dword, _mm512_i32gather_epi32(rows, block + 2 + 4 * dword, 1));
+  }
 }
 
 }  // namespace tern::kernels::cpu

@@ -229,11 +229,7 @@ constexpr PanelTokens kPanelTokens[kMaxTokens] = {panel_tokens<1>, panel_tokens<
 
 void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                       int64_t row_begin, int64_t row_end) {
-  if (row_begin >= row_end || a.n_tokens == 0) return;
-  if (!panel_offsets_fit(w)) {
-    pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);  // beyond a 32-bit gather offset
-    return;
-  }
+  if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
   thread_local ThreadScratch scratch;
   const int64_t blocks = a.blocks();
   const int64_t token_groups = (a.n_tokens + kMaxTokens - 1) / kMaxTokens;

@@ -107,7 +107,6 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* act
 
 // Expands rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
 void unpack_panel(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
-  const __m512i rows = panel_row_offsets(w, valid);
   // Within each qword (rows 2q and 2q + 1, one gathered dword each), output byte 4h + j of row 2q + h
   // takes bits 2j.. of byte k of the row's dword.
   __m512i select[4];
@@ -118,21 +117,14 @@ void unpack_panel(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel,
     select[k] = _mm512_set1_epi64(static_cast<long long>(bits));
   }
   const __m512i low2 = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
-  const uint8_t* base = w.data + static_cast<size_t>(row) * w.row_bytes;
-  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
-    const uint8_t* block = base + b * static_cast<int64_t>(kPq2BlockBytes);
-    const __m512i scale_bits = _mm512_i32gather_epi32(rows, block, 1);  // low 16 bits: fp16 d
-    _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(scale_bits)));
+  gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) {  // qs bytes 4·dword..
     int8_t* out = panel + b * kPanelBlockBytes;
-    for (int i = 0; i < 32; i += 4) {  // qs bytes i..i+3 of the 16 rows
-      const __m512i qs = _mm512_i32gather_epi32(rows, block + 2 + i, 1);
-      for (int k = 0; k < 4; ++k) {
-        const int g = (i + k) / 8, r = (i + k) % 8;
-        const __m512i codes = _mm512_and_si512(_mm512_multishift_epi64_epi8(select[k], qs), low2);
-        _mm512_store_si512(out + g * kPanelGroupBytes + r * 64, _mm512_sub_epi8(codes, one));
-      }
+    for (int k = 0; k < 4; ++k) {
+      const int g = (4 * dword + k) / 8, r = (4 * dword + k) % 8;
+      const __m512i codes = _mm512_and_si512(_mm512_multishift_epi64_epi8(select[k], qs), low2);
+      _mm512_store_si512(out + g * kPanelGroupBytes + r * 64, _mm512_sub_epi8(codes, one));
     }
-  }
+  });
 }
 
 // y for the rows of two panels (`valid[p]` rows from `row + 16p`; valid[1] may be 0) and one token tile
@@ -194,12 +186,7 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
 
 void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                   int64_t row_begin, int64_t row_end) {
-  if (row_begin >= row_end || a.n_tokens == 0) return;
-  if (!panel_offsets_fit(w)) {
-    pq2_rows_avx512_groups(y, y_stride, w, a, row_begin,
-                           row_end);  // panel rows beyond a 32-bit gather offset
-    return;
-  }
+  if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
   thread_local ThreadScratch scratch;
   const int64_t blocks = a.blocks();
   const int64_t per_token = blocks * kActBlockBytes;

@@ -47,21 +47,12 @@ struct ThreadScratch {
 
 // Expands rows [row, row + valid) (a short panel repeats its last row).
 void expand_panel(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
-  const __m512i rows = panel_row_offsets(w, valid);
   const __m512i low2 = _mm512_set1_epi8(3);
-  const uint8_t* base = w.data + static_cast<size_t>(row) * w.row_bytes;
-  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
-    const uint8_t* block = base + b * static_cast<int64_t>(kPq2BlockBytes);
-    const __m512i scale_bits = _mm512_i32gather_epi32(rows, block, 1);  // low 16 bits: fp16 d
-    _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(scale_bits)));
-    uint8_t* out = codes + b * kPanelBlockBytes;
-    for (int dword = 0; dword < 8; ++dword) {  // qs bytes 4·dword.. of the 16 rows
-      const __m512i qs = _mm512_i32gather_epi32(rows, block + 2 + 4 * dword, 1);
-      for (int s = 0; s < 4; ++s)
-        _mm512_store_si512(out + ((dword / 2) * kGroupVectors + 4 * (dword % 2) + s) * 64,
-                           _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
-    }
-  }
+  gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) {
+    uint8_t* out = codes + b * kPanelBlockBytes + ((dword / 2) * kGroupVectors + 4 * (dword % 2)) * 64;
+    for (int s = 0; s < 4; ++s)
+      _mm512_store_si512(out + s * 64, _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
+  });
 }
 
 // −Σ (256·hi + lo) per group of the chunk's tokens (ymm lanes 2g and 2g + 1 cover group g).
@@ -165,11 +156,7 @@ void pair_block_tokens(const uint8_t* const codes[2], const float* const d_w[2],
 
 void pq2_rows_avx512_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end) {
-  if (row_begin >= row_end || a.n_tokens == 0) return;
-  if (!panel_offsets_fit(w)) {
-    pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);  // beyond a 32-bit gather offset
-    return;
-  }
+  if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
   thread_local ThreadScratch scratch;
   const int64_t blocks = a.blocks();
   const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (blocks * kActBlockBytes));
