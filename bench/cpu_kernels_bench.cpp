@@ -68,6 +68,7 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
 #if defined(__x86_64__)
   if (cpu.has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
   if (cpu.has_avx_vnni()) out.emplace_back("avxvnni", pq2_rows_avxvnni);
+  if (cpu.has_avx_vnni()) out.emplace_back("avxvnni panels", pq2_rows_avxvnni_panels);
   if (cpu.has_avx512_vnni()) {
     out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
@@ -175,7 +176,7 @@ void BM_Pq2KernelHot(benchmark::State& state) {
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Pq2KernelHot)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4, 8, 12, 16, 64}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)

@@ -1,7 +1,7 @@
 // The group-order PQ2_0 kernels: AMX-INT8 against the scalar kernel (the same exact integers per row,
-// token and scale group; they differ only by fp32 rounding of the scaled partial sums), and the AMX and
-// AVX-512 panel kernels against the AVX-512 VNNI group kernel, which sums and rounds in the same group
-// order, so all must agree bit for bit.
+// token and scale group; they differ only by fp32 rounding of the scaled partial sums), and the AMX,
+// AVX-512 and AVX-VNNI panel kernels against the AVX-512 VNNI group kernel, which sums and rounds in the
+// same group order, so all must agree bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,21 +45,23 @@ std::vector<float> random_acts(int64_t n, uint32_t seed) {
   return testing_support::random_acts(n, seed, 61, 8.0f);
 }
 
-// Runs both kernels on rows [row_begin, rows) and compares; rows before row_begin must stay untouched.
-void expect_amx_matches_scalar(int64_t rows, int64_t cols, int64_t tokens, int64_t row_begin, uint32_t seed) {
+// Runs `kernel` and the scalar one on rows [row_begin, rows) and compares; rows before row_begin must stay
+// untouched.
+void expect_matches_scalar(Pq2RowsKernel kernel, int64_t rows, int64_t cols, int64_t tokens,
+                           int64_t row_begin, uint32_t seed) {
   const RandomMatrix w = random_matrix(rows, cols, seed);
   const std::vector<float> x = random_acts(tokens * cols, seed + 1);
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
-  std::vector<float> scalar(static_cast<size_t>(rows * tokens), -7.0f), amx(scalar);
+  std::vector<float> scalar(static_cast<size_t>(rows * tokens), -7.0f), fast(scalar);
   pq2_rows_scalar(scalar.data(), rows, w.view, acts, row_begin, rows);
-  pq2_rows_amx(amx.data(), rows, w.view, acts, row_begin, rows);
+  kernel(fast.data(), rows, w.view, acts, row_begin, rows);
   // Both round at most K/32 + K/128 fp32 additions of terms bounded by |code − 1|·|d|·|x|, twice over.
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t r = 0; r < rows; ++r) {
       const size_t at = static_cast<size_t>(t * rows + r);
       if (r < row_begin) {
-        EXPECT_EQ(amx[at], -7.0f) << "row " << r << " outside the range was written";
+        EXPECT_EQ(fast[at], -7.0f) << "row " << r << " outside the range was written";
         continue;
       }
       double magnitude = 0.0;
@@ -73,7 +75,7 @@ void expect_amx_matches_scalar(int64_t rows, int64_t cols, int64_t tokens, int64
             std::fabs(static_cast<double>(code - 1) * fp16_to_fp32(d) * x[static_cast<size_t>(t * cols + e)]);
       }
       const double tolerance = 4.0 * static_cast<double>(cols / 32 + 8) * 6e-8 * magnitude + 1e-30;
-      EXPECT_NEAR(amx[at], scalar[at], tolerance)
+      EXPECT_NEAR(fast[at], scalar[at], tolerance)
           << "rows " << rows << " cols " << cols << " tokens " << tokens << " row " << r << " token " << t;
     }
   }
@@ -82,15 +84,15 @@ void expect_amx_matches_scalar(int64_t rows, int64_t cols, int64_t tokens, int64
 TEST(CpuPq2Amx, MatchesScalarForEveryTokenCountUpTo40) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
   for (int64_t tokens = 1; tokens <= 40; ++tokens)
-    expect_amx_matches_scalar(24, 384, tokens, 0, static_cast<uint32_t>(tokens));
+    expect_matches_scalar(pq2_rows_amx, 24, 384, tokens, 0, static_cast<uint32_t>(tokens));
 }
 
 TEST(CpuPq2Amx, MatchesScalarOnPanelAndRangeEdges) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
-  expect_amx_matches_scalar(16, 128, 17, 0, 1);   // one panel, one block
-  expect_amx_matches_scalar(40, 1280, 33, 8, 2);  // range starting mid-panel, short last panel
-  expect_amx_matches_scalar(64, 5120, 16, 0, 3);  // 27B width, one full token tile
-  expect_amx_matches_scalar(9, 17408, 40, 0, 4);  // more tokens than one activation chunk holds
+  expect_matches_scalar(pq2_rows_amx, 16, 128, 17, 0, 1);   // one panel, one block
+  expect_matches_scalar(pq2_rows_amx, 40, 1280, 33, 8, 2);  // range starting mid-panel, short last panel
+  expect_matches_scalar(pq2_rows_amx, 64, 5120, 16, 0, 3);  // 27B width, one full token tile
+  expect_matches_scalar(pq2_rows_amx, 9, 17408, 40, 0, 4);  // more tokens than one activation chunk holds
 }
 
 TEST(CpuPq2Amx, EqualsAvx512GroupOrderBitForBit) {
@@ -152,6 +154,37 @@ TEST(CpuPq2Panels, EqualsAvx512GroupOrderBitForBit) {
   compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
 }
 
+// The ymm panel kernel of CPUs with AVX-VNNI but no AVX-512: the scalar kernel's values within rounding,
+// and, where this CPU also has AVX-512 VNNI, the group kernel's bits, for every token count (whole and
+// partial token tiles, several token chunks), row count and range edge (short panels, ranges mid-panel).
+TEST(CpuPq2AvxVnniPanels, MatchesScalar) {
+  if (!cpu_features().has_avx_vnni()) GTEST_SKIP() << "no AVX-VNNI on this CPU";
+  expect_matches_scalar(pq2_rows_avxvnni_panels, 8, 128, 1, 0, 1);     // one panel, one block, one token
+  expect_matches_scalar(pq2_rows_avxvnni_panels, 40, 1280, 33, 4, 2);  // range mid-panel, short last panel
+  expect_matches_scalar(pq2_rows_avxvnni_panels, 21, 5120, 5, 0, 3);  // 27B width, token tiles and a lone one
+  expect_matches_scalar(pq2_rows_avxvnni_panels, 9, 17408, 40, 0, 4);  // more tokens than one chunk holds
+}
+
+TEST(CpuPq2AvxVnniPanels, EqualsAvx512GroupOrderBitForBit) {
+  if (!cpu_features().has_avx_vnni() || !cpu_features().has_avx512_vnni())
+    GTEST_SKIP() << "needs AVX-VNNI and AVX-512 VNNI";
+  const auto compare = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
+    const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(3 * tokens + rows + cols));
+    const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + 2 * cols));
+    ActBuffer buffer;
+    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+    std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), panels(groups);
+    pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
+    pq2_rows_avxvnni_panels(panels.data(), rows, w.view, acts, begin, rows);
+    EXPECT_EQ(groups, panels) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from row "
+                              << begin;
+  };
+  for (int64_t tokens : {1, 2, 3, 4, 5, 9})
+    for (int64_t rows : {1, 7, 8, 13, 16, 24, 40})
+      for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 3 : 0);
+  compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
+}
+
 // A prompt token's outputs must not depend on the size of its chunk (prefix reuse, chunks cut by load):
 // the prompt kernel for many tokens gives the prompt kernel's bits for one.
 TEST(CpuPq2Amx, PromptTokenOutputsDoNotDependOnTheChunk) {
@@ -175,7 +208,8 @@ TEST(CpuPq2GroupOrder, NonFiniteActivationReachesOnlyItsTokenInEveryKernel) {
   std::vector<Pq2RowsKernel> kernels;
   if (cpu_features().has_avx512_vnni()) kernels = {pq2_rows_avx512_groups, pq2_rows_avx512_panels};
   if (cpu_features().has_amx_int8()) kernels.insert(kernels.end(), {pq2_rows_amx, pq2_rows_amx_few});
-  if (kernels.empty()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  if (cpu_features().has_avx_vnni()) kernels.push_back(pq2_rows_avxvnni_panels);
+  if (kernels.empty()) GTEST_SKIP() << "no group-order kernel on this CPU";
   const RandomMatrix w = random_matrix(16, 256, 5);
   std::vector<float> x = random_acts(9 * 256, 6);
   x[3 * 256 + 200] = NAN;

@@ -122,6 +122,7 @@ std::vector<NamedKernel> kernels() {
     out.push_back({"avx512 groups", pq2_rows_avx512_groups});
     out.push_back({"avx512 panels", pq2_rows_avx512_panels});
   }
+  if (cpu.has_avx_vnni()) out.push_back({"avxvnni panels", pq2_rows_avxvnni_panels});
   if (cpu.has_amx_int8()) {
     out.push_back({"amx", pq2_rows_amx});
     out.push_back({"amx few", pq2_rows_amx_few});
@@ -303,9 +304,9 @@ TEST(CpuPq2Matmul, PrefillTokenCounts) {
   check_matmul(10, 17408, 13, 5);  // more tokens than one activation chunk holds
 }
 
-// Decode tokens take the fastest one-token kernel; with AVX-512 VNNI every prompt token takes the group
-// order: AMX where it exists (the few-token kernel below kAmxMinTokens), else the panel kernel (the group
-// kernel below kPanelMinTokens).
+// Decode tokens take the fastest one-token kernel. Prompt tokens take the group order: AMX where it exists
+// (the few-token kernel below kAmxMinTokens), else with AVX-512 VNNI the panel kernel (the group kernel
+// below kPanelMinTokens), else with AVX-VNNI the ymm panel kernel; without any of them, the decode kernel.
 TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   const CpuFeatures& cpu = cpu_features();
   Pq2RowsKernel decode = pq2_rows_scalar;
@@ -328,6 +329,9 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
     EXPECT_EQ(pq2_prompt_kernel(kPanelMinTokens - 1), pq2_rows_avx512_groups);
     EXPECT_EQ(pq2_prompt_kernel(kPanelMinTokens), pq2_rows_avx512_panels);
     EXPECT_EQ(pq2_prompt_kernel(512), pq2_rows_avx512_panels);
+  } else if (cpu.has_avx_vnni()) {
+    EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_avxvnni_panels);
+    EXPECT_EQ(pq2_prompt_kernel(512), pq2_rows_avxvnni_panels);
   }
 #elif defined(__aarch64__)
   if (cpu.dotprod) {
@@ -337,7 +341,7 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   }
 #endif
   EXPECT_EQ(pq2_decode_kernel(), decode);
-  if (!cpu.has_avx512_vnni()) {
+  if (!cpu.has_avx512_vnni() && !cpu.has_avx_vnni()) {
     EXPECT_EQ(pq2_prompt_kernel(512), decode);
   }
 }

@@ -101,6 +101,7 @@ Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
   if (cpu_features().has_amx_int8()) return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_amx_few;
   if (cpu_features().has_avx512_vnni())
     return n_tokens >= kPanelMinTokens ? pq2_rows_avx512_panels : pq2_rows_avx512_groups;
+  if (cpu_features().has_avx_vnni()) return pq2_rows_avxvnni_panels;
 #endif
   (void)n_tokens;
   return pq2_decode_kernel();
