@@ -123,4 +123,12 @@ void quantize_block(const float* x, const ActBlockOut& out) {
   }
 }
 
+void group_neg_sums(const QuantizedActs& a, int64_t first, int64_t count, int32_t* out) {
+  const int64_t groups = a.blocks() * (kActBlock / kActGroup);
+  for (int64_t t = 0; t < count; ++t) {
+    const int32_t* lanes = a.token_ymm_neg_sums(first + t);
+    for (int64_t i = 0; i < groups; ++i) out[t * groups + i] = lanes[2 * i] + lanes[2 * i + 1];
+  }
+}
+
 }  // namespace tern::kernels::cpu

@@ -63,6 +63,10 @@ struct QuantizedActs {
   }
 };
 
+// −Σ (256·hi + lo) of every scale group of tokens [first, first + count), [count][k/128][4] (ymm lanes
+// 2g and 2g + 1 cover group g): the group-order panel kernels start each group from it.
+void group_neg_sums(const QuantizedActs& a, int64_t first, int64_t count, int32_t* out);
+
 // One quantised block's pointers (the per-block slices of a QuantizedActs row).
 struct ActBlockOut {
   int8_t* q;              // 256 bytes

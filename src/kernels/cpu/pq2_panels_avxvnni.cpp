@@ -7,9 +7,9 @@
 // transposed as 8 × 8 dwords, so vector q holds qs dword q of every row (no gathers, which are slow on
 // some AVX2 cores); a shift and a mask per field then give, for group g and k = 4·h + s, the vector whose
 // lane r holds field s of qs dword 2g + h of row r, the four codes that meet one dword of the digit planes,
-// and one `vpdpbusd` takes a broadcast of those four digits against eight rows. Panels go in pairs and
-// tokens in twos (sixteen ymm registers: eight dot chains, two code vectors, two broadcasts). Bit-identical
-// to pq2_rows_avx512_groups.
+// and one `vpdpbusd` (hi digits from 0, lo digits from the group's −Σ(256·hi + lo)) takes a broadcast of
+// those four digits against eight rows. Panels go in pairs and tokens in twos (sixteen ymm registers: eight
+// dot chains, two code vectors, two broadcasts). Bit-identical to pq2_rows_avx512_groups.
 //
 // Why AVX-VNNI only: with AVX2's `vpmaddubsw`, a group's products cost what they cost in the lane-order
 // kernel (a `vpmaddubsw` and an int16 add per 32 products either way), and the expansion and group steps
@@ -19,214 +19,137 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/grow_buffer.h"
-#include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/panel_rows.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr int kRows = 8;  // a panel: one row per int32 lane of a ymm
-constexpr int kGroups = static_cast<int>(kActBlock / kActGroup);
 constexpr int kGroupVectors = 8;  // two qs dwords × four fields
-constexpr int64_t kBlockBytes = kGroups * kGroupVectors * 32;
-constexpr int kTokenTile = 2;
-// The activations of one token chunk stay in L2 beside one expanded panel pair.
-constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
-struct Scratch {
-  GrowBuffer<uint8_t> codes;           // [2 panels][blocks][4 groups][8][32]
-  GrowBuffer<float> d_w;               // [2 panels][blocks][8 rows]
-  GrowBuffer<int32_t> group_neg_sums;  // [chunk tokens][blocks][4]: −Σ (256·hi + lo) of each group
-  GrowBuffer<float> acc;               // [chunk tokens][2 panels][8 rows]
-};
-
-// One token's view of block b: its hi digit plane (the lo plane follows), its four groups'
-// −Σ(256·hi + lo) and its ymm lane scales (lane 2g: group g's step).
-struct TokenBlock {
-  const int8_t* hi;
-  const int32_t* neg_sums;
-  const float* steps;
-};
-
-// rows[q] := dword q of every input row (lane r from in[r]).
-void transpose_dwords(const __m256i (&in)[8], __m256i (&out)[8]) {
-  __m256i lo32[4], hi32[4], quads[8];
-  for (int i = 0; i < 4; ++i) {
-    lo32[i] = _mm256_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
-    hi32[i] = _mm256_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
-  }
-  for (int i = 0; i < 2; ++i) {
-    // quads[4i + j]: dword j (and j + 4 in the high half) of rows 4i..4i + 3.
-    quads[4 * i + 0] = _mm256_unpacklo_epi64(lo32[2 * i], lo32[2 * i + 1]);
-    quads[4 * i + 1] = _mm256_unpackhi_epi64(lo32[2 * i], lo32[2 * i + 1]);
-    quads[4 * i + 2] = _mm256_unpacklo_epi64(hi32[2 * i], hi32[2 * i + 1]);
-    quads[4 * i + 3] = _mm256_unpackhi_epi64(hi32[2 * i], hi32[2 * i + 1]);
-  }
-  for (int j = 0; j < 4; ++j) {
-    out[j] = _mm256_permute2x128_si256(quads[j], quads[4 + j], 0x20);
-    out[j + 4] = _mm256_permute2x128_si256(quads[j], quads[4 + j], 0x31);
-  }
-}
-
-// Expands rows [row, row + valid) (a short panel repeats its last row).
-void expand_panel(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
-  const __m256i low2 = _mm256_set1_epi8(3);
-  const uint8_t* rows[kRows];
-  for (int r = 0; r < kRows; ++r)
-    rows[r] = w.data + static_cast<size_t>(row + std::min(r, valid - 1)) * w.row_bytes;
-  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
-    const int64_t at = b * static_cast<int64_t>(kPq2BlockBytes);
-    alignas(16) uint16_t scale_bits[kRows];
-    __m256i qs[kRows], dwords[kRows];
-    for (int r = 0; r < kRows; ++r) {
-      std::memcpy(&scale_bits[r], rows[r] + at, sizeof(uint16_t));
-      qs[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + at + 2));
-    }
-    _mm256_store_ps(d_w + b * kRows,
-                    _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scale_bits))));
-    transpose_dwords(qs, dwords);
-    for (int dword = 0; dword < 8; ++dword) {
-      uint8_t* out = codes + b * kBlockBytes + ((dword / 2) * kGroupVectors + 4 * (dword % 2)) * 32;
-      for (int s = 0; s < 4; ++s)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(out + s * 32),
-                           _mm256_and_si256(_mm256_srli_epi32(dwords[dword], 2 * s), low2));
-    }
-  }
-}
-
-// −Σ (256·hi + lo) per group of the chunk's tokens (ymm lanes 2g and 2g + 1 cover group g).
-void fill_group_neg_sums(const QuantizedActs& a, int64_t first, int64_t count, int32_t* out) {
-  const int64_t blocks = a.blocks();
-  for (int64_t t = 0; t < count; ++t) {
-    const int32_t* lanes = a.token_ymm_neg_sums(first + t);
-    for (int64_t i = 0; i < blocks * kGroups; ++i)
-      out[t * blocks * kGroups + i] = lanes[2 * i] + lanes[2 * i + 1];
-  }
-}
-
-__m256i broadcast_digits(const int8_t* p) {
+inline __m256i broadcast_digits(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
   return _mm256_set1_epi32(v);
 }
 
-// acc[t] (two panels × 8 rows, in memory) += block b of a panel pair × T tokens in the group order:
-// per row and token fma((P0 + P1) + (P2 + P3), d_w, acc), as pq2_rows_avx512_groups rounds it.
-template <int T>
-void pair_block(const uint8_t* const codes[2], const float* const d_w[2], const TokenBlock tokens[T],
-                float* const acc[T]) {
-  __m256 pair01[2][T], even[2][T];
-#pragma GCC unroll 4
-  for (int g = 0; g < kGroups; ++g) {
-    __m256i dot_hi[2][T], dot_lo[2][T];
-    for (int t = 0; t < T; ++t)
-      for (int p = 0; p < 2; ++p) dot_hi[p][t] = dot_lo[p][t] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-    for (int k = 0; k < kGroupVectors; ++k) {
-      const int offset = 8 * g + 32 * (k % 4) + 4 * (k / 4);
-      const __m256i code0 =
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[0] + (g * kGroupVectors + k) * 32));
-      const __m256i code1 =
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[1] + (g * kGroupVectors + k) * 32));
-      for (int t = 0; t < T; ++t) {
-        const __m256i hi = broadcast_digits(tokens[t].hi + offset);
-        const __m256i lo = broadcast_digits(tokens[t].hi + kActBlock + offset);
-        dot_hi[0][t] = _mm256_dpbusd_avx_epi32(dot_hi[0][t], code0, hi);
-        dot_hi[1][t] = _mm256_dpbusd_avx_epi32(dot_hi[1][t], code1, hi);
-        dot_lo[0][t] = _mm256_dpbusd_avx_epi32(dot_lo[0][t], code0, lo);
-        dot_lo[1][t] = _mm256_dpbusd_avx_epi32(dot_lo[1][t], code1, lo);
+struct Ymm8Panel {
+  static constexpr int kRows = 8;  // one row per int32 lane of a ymm
+  static constexpr int64_t kBlockBytes = kPanelGroups * kGroupVectors * 32;
+  // Sixteen ymm registers: eight dot chains, two code vectors, two broadcasts (three tokens spilled).
+  static constexpr int kTokenTile = 2;
+
+  // out[q] := dword q of every input row (lane r from in[r]).
+  static void transpose_dwords(const __m256i (&in)[8], __m256i (&out)[8]) {
+    __m256i lo32[4], hi32[4], quads[8];
+    for (int i = 0; i < 4; ++i) {
+      lo32[i] = _mm256_unpacklo_epi32(in[2 * i], in[2 * i + 1]);
+      hi32[i] = _mm256_unpackhi_epi32(in[2 * i], in[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {
+      // quads[4i + j]: dword j (and j + 4 in the high half) of rows 4i..4i + 3.
+      quads[4 * i + 0] = _mm256_unpacklo_epi64(lo32[2 * i], lo32[2 * i + 1]);
+      quads[4 * i + 1] = _mm256_unpackhi_epi64(lo32[2 * i], lo32[2 * i + 1]);
+      quads[4 * i + 2] = _mm256_unpacklo_epi64(hi32[2 * i], hi32[2 * i + 1]);
+      quads[4 * i + 3] = _mm256_unpackhi_epi64(hi32[2 * i], hi32[2 * i + 1]);
+    }
+    for (int j = 0; j < 4; ++j) {
+      out[j] = _mm256_permute2x128_si256(quads[j], quads[4 + j], 0x20);
+      out[j + 4] = _mm256_permute2x128_si256(quads[j], quads[4 + j], 0x31);
+    }
+  }
+
+  // Expands rows [row, row + valid) (a short panel repeats its last row).
+  static void expand(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
+    const __m256i low2 = _mm256_set1_epi8(3);
+    const uint8_t* rows[kRows];
+    for (int r = 0; r < kRows; ++r)
+      rows[r] = w.data + static_cast<size_t>(row + std::min(r, valid - 1)) * w.row_bytes;
+    for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+      const int64_t at = b * static_cast<int64_t>(kPq2BlockBytes);
+      alignas(16) uint16_t scale_bits[kRows];
+      __m256i qs[kRows], dwords[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        std::memcpy(&scale_bits[r], rows[r] + at, sizeof(uint16_t));
+        qs[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + at + 2));
+      }
+      _mm256_store_ps(d_w + b * kRows,
+                      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scale_bits))));
+      transpose_dwords(qs, dwords);
+      for (int dword = 0; dword < 8; ++dword) {
+        uint8_t* out = codes + b * kBlockBytes + ((dword / 2) * kGroupVectors + 4 * (dword % 2)) * 32;
+        for (int s = 0; s < 4; ++s)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(out + s * 32),
+                             _mm256_and_si256(_mm256_srli_epi32(dwords[dword], 2 * s), low2));
       }
     }
-    for (int t = 0; t < T; ++t) {
-      const __m256i neg_sum = _mm256_set1_epi32(tokens[t].neg_sums[g]);
-      const __m256 step = _mm256_set1_ps(tokens[t].steps[2 * g]);
-      for (int p = 0; p < 2; ++p) {
-        const __m256i dot =
-            _mm256_add_epi32(_mm256_slli_epi32(dot_hi[p][t], 8), _mm256_add_epi32(dot_lo[p][t], neg_sum));
-        const __m256 product = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), step);
-        if (g % 2 == 0) {
-          even[p][t] = product;
-        } else if (g == 1) {
-          pair01[p][t] = _mm256_add_ps(even[p][t], product);
-        } else {
-          const __m256 block = _mm256_add_ps(pair01[p][t], _mm256_add_ps(even[p][t], product));
-          float* out = acc[t] + p * kRows;
-          _mm256_store_ps(out, _mm256_fmadd_ps(block, _mm256_load_ps(d_w[p]), _mm256_load_ps(out)));
+  }
+
+  // acc[t] (two panels × 8 rows, in memory) += block b of a panel pair × T tokens in the group order:
+  // per row and token fma((P0 + P1) + (P2 + P3), d_w, acc), as pq2_rows_avx512_groups rounds it.
+  template <int T>
+  static void pair_block(const uint8_t* const codes[2], const float* const d_w[2],
+                         const PanelTokenBlock tokens[T], float* const acc[T]) {
+    __m256 pair01[2][T], even[2][T];
+#pragma GCC unroll 4
+    for (int g = 0; g < kPanelGroups; ++g) {
+      __m256i dot_hi[2][T], dot_lo[2][T];
+      for (int t = 0; t < T; ++t) {
+        const __m256i neg_sum = _mm256_set1_epi32(tokens[t].neg_sums[g]);
+        for (int p = 0; p < 2; ++p) {
+          dot_hi[p][t] = _mm256_setzero_si256();
+          dot_lo[p][t] = neg_sum;
+        }
+      }
+#pragma GCC unroll 8
+      for (int k = 0; k < kGroupVectors; ++k) {
+        const int offset = 8 * g + 32 * (k % 4) + 4 * (k / 4);
+        const __m256i code0 =
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[0] + (g * kGroupVectors + k) * 32));
+        const __m256i code1 =
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[1] + (g * kGroupVectors + k) * 32));
+        for (int t = 0; t < T; ++t) {
+          const __m256i hi = broadcast_digits(tokens[t].hi + offset);
+          const __m256i lo = broadcast_digits(tokens[t].hi + kActBlock + offset);
+          dot_hi[0][t] = _mm256_dpbusd_avx_epi32(dot_hi[0][t], code0, hi);
+          dot_hi[1][t] = _mm256_dpbusd_avx_epi32(dot_hi[1][t], code1, hi);
+          dot_lo[0][t] = _mm256_dpbusd_avx_epi32(dot_lo[0][t], code0, lo);
+          dot_lo[1][t] = _mm256_dpbusd_avx_epi32(dot_lo[1][t], code1, lo);
+        }
+      }
+      for (int t = 0; t < T; ++t) {
+        const __m256 step = _mm256_set1_ps(tokens[t].steps[2 * g]);
+        for (int p = 0; p < 2; ++p) {
+          const __m256i dot = _mm256_add_epi32(_mm256_slli_epi32(dot_hi[p][t], 8), dot_lo[p][t]);
+          const __m256 product = _mm256_mul_ps(_mm256_cvtepi32_ps(dot), step);
+          if (g % 2 == 0) {
+            even[p][t] = product;
+          } else if (g == 1) {
+            pair01[p][t] = _mm256_add_ps(even[p][t], product);
+          } else {
+            const __m256 block = _mm256_add_ps(pair01[p][t], _mm256_add_ps(even[p][t], product));
+            float* out = acc[t] + p * kRows;
+            _mm256_store_ps(out, _mm256_fmadd_ps(block, _mm256_load_ps(d_w[p]), _mm256_load_ps(out)));
+          }
         }
       }
     }
   }
-}
 
-// Block b of a panel pair for the chunk's `count` tokens (acc: [count][2][8]).
-void pair_block_tokens(const uint8_t* const codes[2], const float* const d_w[2], const QuantizedActs& a,
-                       const int32_t* neg_sums, int64_t first, int64_t count, int64_t b, float* acc) {
-  const int64_t blocks = a.blocks();
-  const auto tile = [&]<int T>(int64_t t) {
-    TokenBlock tokens[T];
-    float* out[T];
-    for (int i = 0; i < T; ++i) {
-      tokens[i] = TokenBlock{a.token_q(first + t + i) + b * kActBlockBytes,
-                             neg_sums + ((t + i) * blocks + b) * kGroups,
-                             a.token_ymm_scales(first + t + i) + b * kYmmLanes};
-      out[i] = acc + (t + i) * 2 * kRows;
+  static void store(float* y, const float* acc, int valid) {
+    if (valid == kRows) {
+      _mm256_storeu_ps(y, _mm256_load_ps(acc));
+      return;
     }
-    pair_block<T>(codes, d_w, tokens, out);
-  };
-  int64_t t = 0;
-  for (; t + kTokenTile <= count; t += kTokenTile) tile.template operator()<kTokenTile>(t);
-  if (t < count) tile.template operator()<1>(t);
-}
-
-void store_rows(float* y, const float* acc, int valid) {
-  if (valid == kRows) {
-    _mm256_storeu_ps(y, _mm256_load_ps(acc));
-    return;
+    for (int r = 0; r < valid; ++r) y[r] = acc[r];
   }
-  for (int r = 0; r < valid; ++r) y[r] = acc[r];
-}
-
-void panel_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
-                int64_t row_end) {
-  if (row_begin >= row_end || a.n_tokens == 0) return;
-  thread_local Scratch scratch;
-  const int64_t blocks = a.blocks();
-  const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (blocks * kActBlockBytes));
-  const int64_t chunk_tokens = std::min(chunk, a.n_tokens);
-  uint8_t* codes = scratch.codes.at_least(static_cast<size_t>(2 * blocks * kBlockBytes));
-  float* d_w = scratch.d_w.at_least(static_cast<size_t>(2 * blocks * kRows));
-  int32_t* neg_sums = scratch.group_neg_sums.at_least(static_cast<size_t>(chunk_tokens * blocks * kGroups));
-  float* acc = scratch.acc.at_least(static_cast<size_t>(chunk_tokens * 2 * kRows));
-  for (int64_t first = 0; first < a.n_tokens; first += chunk) {
-    const int64_t count = std::min(chunk, a.n_tokens - first);
-    fill_group_neg_sums(a, first, count, neg_sums);
-    for (int64_t row = row_begin; row < row_end; row += 2 * kRows) {
-      // A lone last panel runs as both panels of the pair; the copy's sums are not stored.
-      const int valid[2] = {static_cast<int>(std::min<int64_t>(kRows, row_end - row)),
-                            static_cast<int>(std::clamp<int64_t>(row_end - row - kRows, 0, kRows))};
-      const int second = valid[1] > 0 ? 1 : 0;
-      expand_panel(w, row, valid[0], codes, d_w);
-      if (second) expand_panel(w, row + kRows, valid[1], codes + blocks * kBlockBytes, d_w + blocks * kRows);
-      std::memset(acc, 0, static_cast<size_t>(count * 2 * kRows) * sizeof(float));
-      for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* const block_codes[2] = {codes + b * kBlockBytes,
-                                               codes + (second * blocks + b) * kBlockBytes};
-        const float* const block_d_w[2] = {d_w + b * kRows, d_w + (second * blocks + b) * kRows};
-        pair_block_tokens(block_codes, block_d_w, a, neg_sums, first, count, b, acc);
-      }
-      for (int p = 0; p <= second; ++p)
-        for (int64_t t = 0; t < count; ++t)
-          store_rows(y + (first + t) * y_stride + row + p * kRows, acc + (t * 2 + p) * kRows, valid[p]);
-    }
-  }
-}
+};
 
 }  // namespace
 
 void pq2_rows_avxvnni_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end) {
-  panel_rows(y, y_stride, w, a, row_begin, row_end);
+  panel_rows<Ymm8Panel>(y, y_stride, w, a, row_begin, row_end);
 }
 
 }  // namespace tern::kernels::cpu
