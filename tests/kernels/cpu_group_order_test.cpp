@@ -132,57 +132,42 @@ TEST(CpuPq2AmxFew, EqualsAvx512GroupOrderBitForBit) {
   }
 }
 
-// The panel kernel sums the same exact group integers in the same fp32 order as the group kernel, so it
-// must give its bits for any token count (whole and partial token tiles, several token chunks), row count
-// and row range (short panels, ranges mid-panel), and leave the rows outside its range alone.
-TEST(CpuPq2Panels, EqualsAvx512GroupOrderBitForBit) {
+// The AVX-512 and AVX-VNNI panel kernels sum the same exact group integers in the same fp32 order as the
+// group kernel, so they must give its bits for any token count (whole and partial token tiles, several
+// token chunks), row count and row range (short panels of either height, ranges mid-panel), and leave the
+// rows outside their range alone.
+TEST(CpuPq2Panels, EqualAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
-  const auto compare = [](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
+  std::vector<Pq2RowsKernel> kernels{pq2_rows_avx512_panels};
+  if (cpu_features().has_avx_vnni()) kernels.push_back(pq2_rows_avxvnni_panels);
+  const auto compare = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
     const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
     const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols));
     ActBuffer buffer;
     const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
-    std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), panels(groups);
+    std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f);
     pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
-    pq2_rows_avx512_panels(panels.data(), rows, w.view, acts, begin, rows);
-    EXPECT_EQ(groups, panels) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from row "
-                              << begin;
+    for (Pq2RowsKernel kernel : kernels) {
+      std::vector<float> panels(groups.size(), -7.0f);
+      kernel(panels.data(), rows, w.view, acts, begin, rows);
+      EXPECT_EQ(groups, panels) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from row "
+                                << begin;
+    }
   };
   for (int64_t tokens : {1, 2, 3, 4, 5, 8, 9, 17})
-    for (int64_t rows : {1, 8, 13, 16, 40})
+    for (int64_t rows : {1, 7, 8, 13, 16, 24, 40})
       for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 5 : 0);
   compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
 }
 
-// The ymm panel kernel of CPUs with AVX-VNNI but no AVX-512: the scalar kernel's values within rounding,
-// and, where this CPU also has AVX-512 VNNI, the group kernel's bits, for every token count (whole and
-// partial token tiles, several token chunks), row count and range edge (short panels, ranges mid-panel).
-TEST(CpuPq2AvxVnniPanels, MatchesScalar) {
+// On a CPU with AVX-VNNI but no AVX-512 there is no group kernel to compare with: the scalar kernel's
+// values within rounding, on the same edges.
+TEST(CpuPq2Panels, AvxVnniMatchesScalar) {
   if (!cpu_features().has_avx_vnni()) GTEST_SKIP() << "no AVX-VNNI on this CPU";
   expect_matches_scalar(pq2_rows_avxvnni_panels, 8, 128, 1, 0, 1);     // one panel, one block, one token
   expect_matches_scalar(pq2_rows_avxvnni_panels, 40, 1280, 33, 4, 2);  // range mid-panel, short last panel
   expect_matches_scalar(pq2_rows_avxvnni_panels, 21, 5120, 5, 0, 3);  // 27B width, token tiles and a lone one
   expect_matches_scalar(pq2_rows_avxvnni_panels, 9, 17408, 40, 0, 4);  // more tokens than one chunk holds
-}
-
-TEST(CpuPq2AvxVnniPanels, EqualsAvx512GroupOrderBitForBit) {
-  if (!cpu_features().has_avx_vnni() || !cpu_features().has_avx512_vnni())
-    GTEST_SKIP() << "needs AVX-VNNI and AVX-512 VNNI";
-  const auto compare = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
-    const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(3 * tokens + rows + cols));
-    const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + 2 * cols));
-    ActBuffer buffer;
-    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
-    std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), panels(groups);
-    pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
-    pq2_rows_avxvnni_panels(panels.data(), rows, w.view, acts, begin, rows);
-    EXPECT_EQ(groups, panels) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from row "
-                              << begin;
-  };
-  for (int64_t tokens : {1, 2, 3, 4, 5, 9})
-    for (int64_t rows : {1, 7, 8, 13, 16, 24, 40})
-      for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 3 : 0);
-  compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
 }
 
 // A prompt token's outputs must not depend on the size of its chunk (prefix reuse, chunks cut by load):
