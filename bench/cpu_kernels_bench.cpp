@@ -67,8 +67,10 @@ std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
   if (cpu.has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
-  if (cpu.has_avx_vnni()) out.emplace_back("avxvnni", pq2_rows_avxvnni);
-  if (cpu.has_avx_vnni()) out.emplace_back("avxvnni panels", pq2_rows_avxvnni_panels);
+  if (cpu.has_avx_vnni()) {
+    out.emplace_back("avxvnni", pq2_rows_avxvnni);
+    out.emplace_back("avxvnni panels", pq2_rows_avxvnni_panels);
+  }
   if (cpu.has_avx512_vnni()) {
     out.emplace_back("avx512 lanes", pq2_rows_avx512_lanes);
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);

@@ -11,18 +11,17 @@
 //   (l3 + l7)). Fastest in decode. The scalar, AVX2, pairs (two rows a zmm), NEON and SDOT kernels give
 //   the same bits, so x86 and ARM decode alike; the 16-lane AVX-512 kernel, for CPUs without VBMI,
 //   rounds its own way.
-// - Group order (pq2_rows_avx512_groups, the AVX-512 and AVX-VNNI panel kernels and the AMX kernels): per
-// row, token and block, with D_g the exact integer dot of scale group g (values
-//   32g..32g+31) and s_g its step, in fp32
+// - Group order (pq2_rows_avx512_groups, the AVX-512 and AVX-VNNI panel kernels and the AMX kernels):
+//   per row, token and block, with D_g the exact integer dot of scale group g (values 32g..32g+31) and
+//   s_g its step, in fp32
 //     acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
 //   over the blocks in order from acc = 0. All of them round identically, so an AMX, an AVX-512 and an
 //   AVX-VNNI server compute the same prompt.
 // Decode tokens always take the decode kernel and prompt tokens the prompt kernel, whatever else shares
 // the matmul; where AVX-512 VNNI or AVX-VNNI exists every prompt token is in group order, whether its
 // chunk is one token or 512 (elsewhere, prompt tokens take the decode kernel: with AVX2's `vpmaddubsw`
-// the ymm panels were no faster). So a token's outputs are a function
-// of its role and its own values only: batched decode and prefix reuse (whose checkpoints hold prompt
-// tokens only) stay bit-exact.
+// the ymm panels were no faster). So a token's outputs are a function of its role and its own values
+// only: batched decode and prefix reuse (whose checkpoints hold prompt tokens only) stay bit-exact.
 #pragma once
 
 #include <cstddef>
