@@ -18,6 +18,20 @@
 namespace tern::kernels::cpu {
 
 inline constexpr int kPanelGroups = static_cast<int>(kActBlock / kActGroup);
+// The expanded codes of a panel and block: per group g, eight vectors k = 4·h + s (two qs dwords × four
+// fields), vector k holding field s of qs dword 2g + h of each row, one code a byte.
+inline constexpr int kPanelGroupVectors = 8;
+
+// Where expand puts field s of qs dword `dword`, in vectors from the block's first.
+constexpr int panel_vector(int dword, int s) {
+  return (dword / 2) * kPanelGroupVectors + 4 * (dword % 2) + s;
+}
+
+// The byte, within each digit plane of an activation block, of the four digits that meet vector k of
+// group g (act_quant.h element order: field s of qs byte j is element 32·s + j).
+constexpr int panel_digit_offset(int g, int k) {
+  return 8 * g + 32 * (k % 4) + 4 * (k / 4);
+}
 // The activations of one token chunk stay in L2 (2 MiB here) beside one expanded panel pair (≤ 0.55 MiB
 // at K = 17408) while the chunk sweeps the thread's panels. (Expanding a block at a time, with a larger
 // chunk, measured slower.)

@@ -26,8 +26,6 @@ namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr int kGroupVectors = 8;  // two qs dwords × four fields
-
 inline __m512i broadcast_digits(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
@@ -36,7 +34,7 @@ inline __m512i broadcast_digits(const int8_t* p) {
 
 struct Zmm16Panel {
   static constexpr int kRows = kPanelRows;
-  static constexpr int64_t kBlockBytes = kPanelGroups * kGroupVectors * 64;
+  static constexpr int64_t kBlockBytes = kPanelGroups * kPanelGroupVectors * 64;
   // With two panels, 3 × 2 × 2 dot chains stay in registers (4 measured the same).
   static constexpr int kTokenTile = 3;
 
@@ -44,7 +42,7 @@ struct Zmm16Panel {
   static void expand(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
     const __m512i low2 = _mm512_set1_epi8(3);
     gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) {
-      uint8_t* out = codes + b * kBlockBytes + ((dword / 2) * kGroupVectors + 4 * (dword % 2)) * 64;
+      uint8_t* out = codes + b * kBlockBytes + panel_vector(dword, 0) * 64;
       for (int s = 0; s < 4; ++s)
         _mm512_store_si512(out + s * 64, _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
     });
@@ -68,10 +66,10 @@ struct Zmm16Panel {
         }
       }
 #pragma GCC unroll 8
-      for (int k = 0; k < kGroupVectors; ++k) {
-        const int offset = 8 * g + 32 * (k % 4) + 4 * (k / 4);
-        const __m512i code0 = _mm512_load_si512(codes[0] + (g * kGroupVectors + k) * 64);
-        const __m512i code1 = _mm512_load_si512(codes[1] + (g * kGroupVectors + k) * 64);
+      for (int k = 0; k < kPanelGroupVectors; ++k) {
+        const int offset = panel_digit_offset(g, k);
+        const __m512i code0 = _mm512_load_si512(codes[0] + (g * kPanelGroupVectors + k) * 64);
+        const __m512i code1 = _mm512_load_si512(codes[1] + (g * kPanelGroupVectors + k) * 64);
         for (int t = 0; t < T; ++t) {
           const __m512i hi = broadcast_digits(tokens[t].hi + offset);
           const __m512i lo = broadcast_digits(tokens[t].hi + kActBlock + offset);

@@ -25,8 +25,6 @@ namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr int kGroupVectors = 8;  // two qs dwords × four fields
-
 inline __m256i broadcast_digits(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof v);
@@ -35,7 +33,7 @@ inline __m256i broadcast_digits(const int8_t* p) {
 
 struct Ymm8Panel {
   static constexpr int kRows = 8;  // one row per int32 lane of a ymm
-  static constexpr int64_t kBlockBytes = kPanelGroups * kGroupVectors * 32;
+  static constexpr int64_t kBlockBytes = kPanelGroups * kPanelGroupVectors * 32;
   // Sixteen ymm registers: eight dot chains, two code vectors, two broadcasts (three tokens spilled).
   static constexpr int kTokenTile = 2;
 
@@ -77,7 +75,7 @@ struct Ymm8Panel {
                       _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scale_bits))));
       transpose_dwords(qs, dwords);
       for (int dword = 0; dword < 8; ++dword) {
-        uint8_t* out = codes + b * kBlockBytes + ((dword / 2) * kGroupVectors + 4 * (dword % 2)) * 32;
+        uint8_t* out = codes + b * kBlockBytes + panel_vector(dword, 0) * 32;
         for (int s = 0; s < 4; ++s)
           _mm256_store_si256(reinterpret_cast<__m256i*>(out + s * 32),
                              _mm256_and_si256(_mm256_srli_epi32(dwords[dword], 2 * s), low2));
@@ -102,12 +100,12 @@ struct Ymm8Panel {
         }
       }
 #pragma GCC unroll 8
-      for (int k = 0; k < kGroupVectors; ++k) {
-        const int offset = 8 * g + 32 * (k % 4) + 4 * (k / 4);
+      for (int k = 0; k < kPanelGroupVectors; ++k) {
+        const int offset = panel_digit_offset(g, k);
         const __m256i code0 =
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[0] + (g * kGroupVectors + k) * 32));
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[0] + (g * kPanelGroupVectors + k) * 32));
         const __m256i code1 =
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[1] + (g * kGroupVectors + k) * 32));
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(codes[1] + (g * kPanelGroupVectors + k) * 32));
         for (int t = 0; t < T; ++t) {
           const __m256i hi = broadcast_digits(tokens[t].hi + offset);
           const __m256i lo = broadcast_digits(tokens[t].hi + kActBlock + offset);
