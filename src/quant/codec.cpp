@@ -23,6 +23,15 @@ void store_u16le(uint8_t* p, uint16_t v) {
   p[1] = static_cast<uint8_t>(v >> 8);
 }
 
+// A panel-form matrix has no row at any one address (quant/pq2_panels.h), so a call that takes one row
+// pointer would read other rows' bytes: a caller's bug, refused before anything is read.
+void refuse_panels(TensorType type, const char* what) {
+  if (type == TensorType::kPq2Panels) {
+    fail(ErrorKind::kInternal,
+         "{}: pq2_panels has no addressable rows (quant::pq2_panels_to_rows gives PQ2_0 rows)", what);
+  }
+}
+
 // Blocks in a row of k values; Error(kInput) if k does not split into whole blocks.
 int64_t row_blocks(TensorType type, int64_t k, const char* what) {
   const TypeTraits& t = traits(type);
@@ -232,6 +241,7 @@ void ptq1_pack(const uint8_t trits[128], uint16_t d_bits, uint8_t* block) {
 }
 
 void dequantize_row(TensorType type, const uint8_t* src, float* dst, int64_t k) {
+  refuse_panels(type, "dequantize_row");
   const int64_t blocks = row_blocks(type, k, "dequantize_row");
   std::array<uint8_t, kTernaryBlock> codes;
   uint16_t d_bits = 0;
@@ -270,11 +280,14 @@ void dequantize_row(TensorType type, const uint8_t* src, float* dst, int64_t k) 
         dequantize_codes(codes.data(), kTernaryBlock, d_bits, dst + b * kTernaryBlock);
       }
       return;
+    case TensorType::kPq2Panels:
+      break;  // refused above
   }
   fail(ErrorKind::kInternal, "dequantize_row: unhandled type {}", traits(type).name);
 }
 
 void quantize_row(TensorType type, const float* src, uint8_t* dst, int64_t k) {
+  refuse_panels(type, "quantize_row");
   const int64_t blocks = row_blocks(type, k, "quantize_row");
   std::array<uint8_t, kTernaryBlock> codes;
   switch (type) {
@@ -318,6 +331,8 @@ void quantize_row(TensorType type, const float* src, uint8_t* dst, int64_t k) {
       trit_planes_store_row(dst, k, trits.data(), scales.data());
       return;
     }
+    case TensorType::kPq2Panels:
+      break;  // refused above
   }
   fail(ErrorKind::kInternal, "quantize_row: unhandled type {}", traits(type).name);
 }
@@ -325,6 +340,8 @@ void quantize_row(TensorType type, const float* src, uint8_t* dst, int64_t k) {
 void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* dst, int64_t k,
                    const char* where) {
   if (where == nullptr) where = "transcode_row";
+  refuse_panels(from, where);
+  refuse_panels(to, where);
   if (from == to) {
     row_blocks(from, k, where);
     const std::optional<size_t> bytes = row_bytes(from, k);

@@ -10,7 +10,7 @@ namespace tern::quant {
 namespace {
 
 // Trit planes' block_bytes is the scale's 2 bytes plus 25.6 of trits, rounded up.
-constexpr std::array<TypeTraits, 7> kTraits{{
+constexpr std::array<TypeTraits, 8> kTraits{{
     {TensorType::kF32, "f32", 1, 4, false, true},
     {TensorType::kF16, "f16", 1, 2, false, true},
     {TensorType::kBF16, "bf16", 1, 2, false, true},
@@ -18,6 +18,7 @@ constexpr std::array<TypeTraits, 7> kTraits{{
     {TensorType::kPQ2_0, "pq2_0", 128, 34, true, true},
     {TensorType::kPTQ1_0, "ptq1_0", 128, 28, true, true},
     {TensorType::kTritPlanes, "trit_planes", 128, 28, true, false},
+    {TensorType::kPq2Panels, "pq2_panels", 128, 34, true, false},
 }};
 
 }  // namespace

@@ -19,6 +19,9 @@ enum class TensorType : uint32_t {
   // tern's in-memory re-pack of PTQ1_0 (quant/trit_planes.h): not a ggml id, never read from or written
   // to a file.
   kTritPlanes = 0x10000 + 143,
+  // tern's in-memory re-order of PQ2_0 in 16-row panels (quant/pq2_panels.h): the same bytes, but only
+  // whole panels are addressable, not rows. Not a ggml id, never in a file.
+  kPq2Panels = 0x10000 + 142,
 };
 
 struct TypeTraits {
@@ -40,7 +43,8 @@ inline bool is_ternary(TensorType type) {
 }
 
 // Bytes of one row of k values; nullopt if k is not a multiple of the block or the size overflows.
-// Trit planes rows are not blocks × block_bytes (quant/trit_planes.h).
+// Trit planes rows are not blocks × block_bytes (quant/trit_planes.h). PQ2_0 panels answer PQ2_0's row
+// size, the bytes a row holds, though a panel-form matrix takes whole panels (quant::pq2_panels_bytes).
 std::optional<size_t> row_bytes(TensorType type, int64_t k);
 
 }  // namespace tern::quant

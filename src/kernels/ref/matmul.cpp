@@ -1,10 +1,12 @@
 #include "kernels/ref/matmul.h"
 
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
 #include "quant/codec.h"
+#include "quant/pq2_panels.h"
 #include "quant/trit_planes.h"
 
 namespace tern::kernels::ref {
@@ -80,6 +82,16 @@ double dot_bf16(const uint8_t* row, int64_t cols, const float* x) {
   return acc;
 }
 
+// Row `row` of a panel-form matrix as PQ2_0 bytes, in a buffer of this thread's that only grows: the oracle
+// then reads exactly the bytes it reads in the rows form, with no allocation a call once warm.
+const uint8_t* pq2_row_of_panels(const MatrixView& w, int64_t row) {
+  thread_local std::vector<uint8_t> buffer;
+  const size_t row_bytes = static_cast<size_t>(w.cols / quant::kTernaryBlock) * quant::kPq2Bytes;
+  if (buffer.size() < row_bytes) buffer.resize(row_bytes);
+  quant::pq2_panels_to_rows(w.data, w.cols, row, row + 1, buffer.data());
+  return buffer.data();
+}
+
 }  // namespace
 
 float dot_row(const MatrixView& w, int64_t row, const float* x) {
@@ -87,6 +99,8 @@ float dot_row(const MatrixView& w, int64_t row, const float* x) {
   switch (w.type) {
     case quant::TensorType::kPQ2_0:
       return static_cast<float>(dot_2bit_blocks(bytes, w.cols, quant::kTernaryBlock, x));
+    case quant::TensorType::kPq2Panels:
+      return static_cast<float>(dot_2bit_blocks(pq2_row_of_panels(w, row), w.cols, quant::kTernaryBlock, x));
     case quant::TensorType::kPTQ1_0:
       return static_cast<float>(dot_trit_blocks(
           bytes, w.cols, x, [](const uint8_t* data, int64_t, int64_t b, uint8_t* trits, uint16_t* d_bits) {

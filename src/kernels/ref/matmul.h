@@ -1,7 +1,7 @@
 // y = W · x for every row of a batch, reading W in its stored encoding (model-spec §5.0):
 // ternary PQ2_0 / PTQ1_0 / Q2_0 / trit planes block by block (codes and fp16 scale decoded per block, never
-// the whole tensor), and dense F32 / F16 / BF16 rows element by element. Dot products accumulate in double
-// (§8.4) and each output is rounded once to fp32.
+// the whole tensor; PQ2_0 panels a row at a time to PQ2_0 first), and dense F32 / F16 / BF16 rows element
+// by element. Dot products accumulate in double (§8.4) and each output is rounded once to fp32.
 #pragma once
 
 #include <cstdint>
