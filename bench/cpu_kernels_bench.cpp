@@ -20,9 +20,11 @@
 #include "kernels/cpu/bandwidth.h"
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/silu.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/codec.h"
+#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -132,6 +134,51 @@ void BM_Pq2Matmul(benchmark::State& state) {
   state.SetLabel(kernel_name(kernel));
 }
 
+// The weight arena's matrices of one shape re-packed to PQ2_0 panels (quant/pq2_panels.h), as many copies
+// as fit in the arena; re-packed when the shape changes.
+const uint8_t* panel_arena(int64_t k, int64_t n, size_t copies) {
+  static HugePageBuffer arena = HugePageBuffer::allocate(kArenaBytes, "panel arena");
+  static int64_t packed_k = 0, packed_n = 0;
+  if (k != packed_k || n != packed_n) {
+    const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
+    const size_t rows_bytes = row_bytes * static_cast<size_t>(n),
+                 panels_bytes = quant::pq2_panels_bytes(n, k);
+    for (size_t c = 0; c < copies && (c + 1) * std::max(rows_bytes, panels_bytes) <= kArenaBytes; ++c)
+      quant::pack_pq2_panels(weight_arena() + c * rows_bytes, row_bytes, n, k,
+                             arena.data() + c * panels_bytes);
+    packed_k = k;
+    packed_n = n;
+  }
+  return arena.data();
+}
+
+// Pq2Matvec on the panel form with its decode kernel: the same shapes, split and rotation.
+void BM_Pq2MatvecPanels(benchmark::State& state) {
+  const int64_t k = state.range(0), n = state.range(1);
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
+  const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
+  const size_t matrix_bytes = quant::pq2_panels_bytes(n, k);
+  const size_t copies = kArenaBytes / std::max(matrix_bytes, row_bytes * static_cast<size_t>(n));
+  const uint8_t* arena = panel_arena(k, n, copies);
+  const std::vector<float> x = gaussian(k);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), k, 1);
+  std::vector<float> y(static_cast<size_t>(n));
+  const Pq2RowsKernel kernel = pq2_panel_form_decode_kernel();
+  size_t copy = 0;
+  for (auto _ : state) {
+    const TernaryMatrix w{arena + copy * matrix_bytes, n, k, row_bytes, quant::TensorType::kPq2Panels};
+    pq2_matmul(y.data(), w, acts, &pool, kernel);
+    benchmark::DoNotOptimize(y.data());
+    copy = (copy + 1) % copies;
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["GB"] = benchmark::Counter(iterations * static_cast<double>(matrix_bytes) / 1e9,
+                                            benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k) / 1e9,
+                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 // Pq2Matvec's shapes and split with a kernel that only reads its rows: Pq2Matvec's rate over this one is
 // the share of memory speed the kernel's arithmetic leaves.
 void BM_ReadRowsOnly(benchmark::State& state) {
@@ -147,6 +194,7 @@ void DecodeShapes(benchmark::internal::Benchmark* b) {
     for (const auto& s : shapes) b->Args({s[0], s[1], threads, 1, 1});
 }
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2Matvec")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pq2MatvecPanels)->Name("Pq2MatvecPanels")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReadRowsOnly)->Name("Pq2MatvecReadOnly")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
@@ -180,6 +228,37 @@ void BM_Pq2KernelHot(benchmark::State& state) {
 BENCHMARK(BM_Pq2KernelHot)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}})
     ->Unit(benchmark::kMicrosecond);
+
+#if defined(__x86_64__)
+// The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2); args: tokens, then 0 for the
+// lane-order (decode) kernel or 1 for the group-order (prompt) one.
+void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
+  if (!cpu_features().has_avx512_vbmi()) {
+    state.SkipWithError("no AVX-512 VBMI here");
+    return;
+  }
+  const int64_t tokens = state.range(0);
+  constexpr int64_t kK = 5120, kN = 128;
+  const size_t row_bytes = kK / 128 * kPq2BlockBytes;
+  std::vector<uint8_t> panels(quant::pq2_panels_bytes(kN, kK));
+  quant::pack_pq2_panels(weight_arena(), row_bytes, kN, kK, panels.data());
+  const std::vector<float> x = gaussian(kK * tokens);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
+  std::vector<float> y(static_cast<size_t>(kN * tokens));
+  const TernaryMatrix w{panels.data(), kN, kK, row_bytes, quant::TensorType::kPq2Panels};
+  const Pq2RowsKernel kernel = state.range(1) == 0 ? pq2_panel_form_rows_lanes : pq2_panel_form_rows_groups;
+  for (auto _ : state) {
+    pq2_matmul(y.data(), w, acts, nullptr, kernel);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(state.range(1) == 0 ? "panel form lanes" : "panel form groups");
+  state.counters["GMAC/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
+#endif
 
 #if defined(__x86_64__)
 // The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); args: tokens, then 0 for

@@ -372,7 +372,7 @@ TEST(CpuPq2Matmul, LaneOrderKernelsEqualScalarBitForBit) {
 }
 
 TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
-  // Large enough (251 row groups × 8 blocks) that the pool really splits the rows: guided parts for
+  // Large enough (126 row groups × 8 blocks) that the pool really splits the rows: guided parts for
   // decode-sized calls (1 and 3 tokens), equal parts for a prompt chunk (9).
   const Weights w = random_weights(2003, 1024, 9);
   for (int64_t tokens : {1, 3, 9}) {
@@ -391,7 +391,7 @@ TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
 }
 
 TEST(CpuPq2Matmul, SharedPassEqualsSeparateMatmulsBitForBit) {
-  constexpr int64_t kTokens = 8;  // 19 row groups × 8 blocks × 8 tokens: split over the pool
+  constexpr int64_t kTokens = 8;  // 11 row groups × 8 blocks × 8 tokens: split over the pool
   const Weights a = random_weights(37, 1024, 21), b = random_weights(8, 1024, 22),
                 c = random_weights(101, 1024, 23);
   const std::vector<float> x = random_acts(kTokens * 1024, 24);

@@ -1,5 +1,8 @@
 #include "kernels/cpu/cpu_ops.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/attention_cpu.h"
@@ -7,6 +10,7 @@
 #include "kernels/cpu/gdn_cpu.h"
 #include "kernels/cpu/norms_cpu.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/silu.h"
 #include "kernels/cpu/site_transform.h"
 #include "kernels/cpu/trit_planes.h"
@@ -20,22 +24,36 @@ thread_local ThreadPool* cpu_pool = nullptr;
 
 constexpr size_t kMaxShared = 8;  // ternary matrices over one activation (q/k/v, gate/up)
 
-// The two forms the int8 kernels read. model::Model holds every ternary matrix in one of them: PQ2_0,
-// or PTQ1_0 as trit planes (by default where the CPU has VBMI; else transcoded to PQ2_0 at load).
-constexpr quant::TensorType kFastForms[] = {quant::TensorType::kPQ2_0, quant::TensorType::kTritPlanes};
+// The forms the int8 kernels read. model::Model holds every ternary matrix in one of them: PQ2_0 rows or
+// PQ2_0 panels (by default where the CPU has VBMI), PTQ1_0 as trit planes (the same) or PQ2_0 rows.
+constexpr quant::TensorType kFastForms[] = {quant::TensorType::kPQ2_0, quant::TensorType::kPq2Panels,
+                                            quant::TensorType::kTritPlanes};
 
 bool is_fast_ternary(const MatrixView& w) {
   return w.cols % cpu::kActBlock == 0 &&
-         (w.type == quant::TensorType::kPQ2_0 || w.type == quant::TensorType::kTritPlanes);
+         std::find(std::begin(kFastForms), std::end(kFastForms), w.type) != std::end(kFastForms);
 }
 
 cpu::Pq2RowsKernel decode_kernel(quant::TensorType form) {
-  return form == quant::TensorType::kTritPlanes ? cpu::trit_planes_decode_kernel() : cpu::pq2_decode_kernel();
+  switch (form) {
+    case quant::TensorType::kTritPlanes:
+      return cpu::trit_planes_decode_kernel();
+    case quant::TensorType::kPq2Panels:
+      return cpu::pq2_panel_form_decode_kernel();
+    default:
+      return cpu::pq2_decode_kernel();
+  }
 }
 
 cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
-  return form == quant::TensorType::kTritPlanes ? cpu::trit_planes_rows_prompt
-                                                : cpu::pq2_prompt_kernel(n_tokens);
+  switch (form) {
+    case quant::TensorType::kTritPlanes:
+      return cpu::trit_planes_rows_prompt;
+    case quant::TensorType::kPq2Panels:
+      return cpu::pq2_panel_form_prompt_kernel(n_tokens);
+    default:
+      return cpu::pq2_prompt_kernel(n_tokens);
+  }
 }
 
 // Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, anything

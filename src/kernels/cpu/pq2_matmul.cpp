@@ -11,13 +11,15 @@
 #include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/stream_read.h"
+#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
-// Rows handed to one thread are a multiple of this, so the row-interleaved fast paths see whole groups.
-constexpr int64_t kRowGrain = 8;
+// Rows handed to one thread are a multiple of this, so the row-interleaved fast paths see whole groups
+// and the kernels of PQ2_0 panels whole panels (quant::kPq2PanelRows).
+constexpr int64_t kRowGrain = 16;
 // Below this many (row group × block × token) units (~20 µs of work) waking the pool costs more than
 // it saves.
 constexpr int64_t kMinParallelWork = 512;
@@ -70,10 +72,20 @@ void pq2_rows_scalar(float* y, int64_t y_stride, const TernaryMatrix& w, const Q
 void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                         int64_t row_begin, int64_t row_end) {
   if (row_begin >= row_end) return;
-  // The loops want 64-byte-aligned starts and whole steps: the range widens to the line before and
-  // drops its last partial step, a few bytes of a range of kilobytes.
-  const auto begin = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin) * w.row_bytes);
-  const auto end = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_end) * w.row_bytes);
+  // The range's bytes in memory: PQ2_0 panels are read whole. The loops want 64-byte-aligned starts and
+  // whole steps: the range widens to the line before and drops its last partial step, a few bytes of a
+  // range of kilobytes.
+  uintptr_t begin = 0, end = 0;
+  if (w.type == quant::TensorType::kPq2Panels) {
+    const size_t panel = quant::pq2_panel_bytes(w.cols);
+    begin =
+        reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin / quant::kPq2PanelRows) * panel);
+    end = reinterpret_cast<uintptr_t>(
+        w.data + static_cast<size_t>((row_end + quant::kPq2PanelRows - 1) / quant::kPq2PanelRows) * panel);
+  } else {
+    begin = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin) * w.row_bytes);
+    end = reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_end) * w.row_bytes);
+  }
   const uintptr_t first = begin & ~uintptr_t{63};
   const uintptr_t bytes = (end - first) / kStreamStep * kStreamStep;
   stream_read(reinterpret_cast<const uint8_t*>(first), bytes, StreamPattern{4, false});
@@ -124,7 +136,8 @@ void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedAc
     const TernaryMatrix& w = t.w;
     const std::optional<size_t> row_bytes = quant::row_bytes(w.type, w.cols);
     if (w.cols != a.k || w.cols % kActBlock != 0 || w.rows < 0 || !row_bytes || w.row_bytes < *row_bytes ||
-        !(w.type == quant::TensorType::kPQ2_0 || w.type == quant::TensorType::kTritPlanes)) {
+        !(w.type == quant::TensorType::kPQ2_0 || w.type == quant::TensorType::kPq2Panels ||
+          w.type == quant::TensorType::kTritPlanes)) {
       fail(ErrorKind::kInternal, "pq2_matmul: {} weight {}x{} (row {} bytes) does not match activations k={}",
            quant::traits(w.type).name, w.rows, w.cols, w.row_bytes, a.k);
     }

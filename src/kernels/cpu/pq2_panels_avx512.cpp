@@ -17,10 +17,14 @@
 // pq2_rows_avx512_groups and so to the AMX kernels.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/panel_rows.h"
+#include "kernels/cpu/pq2_panel_form.h"
+#include "kernels/cpu/pq2_slabs.h"
+#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -40,12 +44,16 @@ struct Zmm16Panel {
 
   // Expands rows [row, row + valid) (a short panel repeats its last row).
   static void expand(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
+    gather_panel(w, row, valid, d_w,
+                 [&](int64_t b, int dword, __m512i qs) { expand_dword(codes, b, dword, qs); });
+  }
+
+  // The four fields of one qs dword of the panel's rows (lane r: row r), block b.
+  static void expand_dword(uint8_t* codes, int64_t b, int dword, __m512i qs) {
     const __m512i low2 = _mm512_set1_epi8(3);
-    gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) {
-      uint8_t* out = codes + b * kBlockBytes + panel_vector(dword, 0) * 64;
-      for (int s = 0; s < 4; ++s)
-        _mm512_store_si512(out + s * 64, _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
-    });
+    uint8_t* out = codes + b * kBlockBytes + panel_vector(dword, 0) * 64;
+    for (int s = 0; s < 4; ++s)
+      _mm512_store_si512(out + s * 64, _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
   }
 
   // acc[t] (two panels × 16 rows, in memory) += block b of a panel pair × T tokens in the group order:
@@ -103,7 +111,32 @@ struct Zmm16Panel {
   }
 };
 
+// The same kernel on PQ2_0 panels (quant/pq2_panels.h): the stored vectors are the gathered ones, so
+// expanding a panel is loads, shifts and masks. `row` starts a panel; rows past the matrix are zero.
+struct Zmm16StoredPanel : Zmm16Panel {
+  static void expand(const TernaryMatrix& w, int64_t row, int, uint8_t* codes, float* d_w) {
+    const uint8_t* panel = w.data + static_cast<size_t>(row / kPanelRows) * quant::pq2_panel_bytes(w.cols);
+    const uint8_t* vectors = panel + quant::pq2_panel_scale_bytes(w.cols);
+    for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+      const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * b));
+      _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(scales));
+      for (int dword = 0; dword < 8; ++dword)
+        expand_dword(codes, b, dword, _mm512_loadu_si512(vectors + (8 * b + dword) * 64));
+    }
+  }
+};
+
 }  // namespace
+
+void pq2_panel_form_rows_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                                int64_t row_begin, int64_t row_end) {
+  // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
+  // the re-pack, with the row kernel of the same order.
+  const int64_t aligned = std::min(row_end, (row_begin + kPanelRows - 1) / kPanelRows * kPanelRows);
+  rows_via_pq2(pq2_panels_to_pq2, pq2_rows_avx512_groups, y, y_stride, w, a, row_begin, aligned);
+  if (aligned >= row_end || a.n_tokens == 0) return;
+  panel_rows<Zmm16StoredPanel>(y, y_stride, w, a, aligned, row_end);
+}
 
 void pq2_rows_avx512_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end) {

@@ -1,0 +1,46 @@
+// Kernels for ternary matrices in PQ2_0 panels (quant/pq2_panels.h), the form model::Model gives PQ2_0
+// matrices where this CPU has AVX-512 VBMI (cpu_features().has_avx512_vbmi()). A 64-byte load holds one
+// qs dword of sixteen rows, so each row owns an int32 lane of a zmm from the dot products to the sums:
+// no pairing or gathering of rows and no lane reduction per row, and a thread's rows are one sequential
+// stream.
+//
+// Each kernel gives exactly the bits of the PQ2_0 row kernel of its order (pq2_matmul.h): decode tokens
+// the lane order of pq2_rows_avx2, prompt tokens the group order of pq2_rows_avx512_groups. So a model
+// decodes the same tokens in either form, and PQ2_0 and PTQ1_0 files still agree bit for bit.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/pq2_matmul.h"
+
+namespace tern::kernels::cpu {
+
+// The kernels for decode tokens and for n_tokens prompt tokens on this CPU (after the TERN_ISA cap).
+// Where the fast kernels below cannot run, the rows are re-packed to PQ2_0 slab by slab (pq2_slabs.h)
+// for pq2_decode_kernel() / pq2_prompt_kernel(): exact everywhere, fast only with VBMI. With AMX the
+// prompt takes that re-pack too, to reach the AMX kernels: prefill is compute-bound.
+Pq2RowsKernel pq2_panel_form_decode_kernel();
+Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens);
+
+// AVX-512 VBMI + VNNI, the lane order (pq2_rows_avx2's bits). Per panel, block and token: eight
+// code vectors, each split into its four 2-bit fields (shifts and masks) and dotted with
+// the broadcast hi and lo digits of its lane (eight VPDPBUSD), then per lane the digit shift and add,
+// the convert, d_w times the lane step and the FMA; the eight lane sums are added as AVX2 adds them.
+void pq2_panel_form_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                               int64_t row_begin, int64_t row_end);
+
+// AVX-512 VNNI, the group order (pq2_rows_avx512_groups' bits): the walk of pq2_rows_avx512_panels, each
+// panel's codes expanded from its stored vectors (shifts and masks) instead of gathered from rows.
+void pq2_panel_form_rows_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                                int64_t row_begin, int64_t row_end);
+
+// Any CPU: the slab re-pack to pq2_decode_kernel() / pq2_prompt_kernel(a.n_tokens).
+void pq2_panel_form_rows_repacked_decode(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                         const QuantizedActs& a, int64_t row_begin, int64_t row_end);
+void pq2_panel_form_rows_repacked_prompt(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                         const QuantizedActs& a, int64_t row_begin, int64_t row_end);
+
+// Rows [row_begin, row_end) of a panel-form matrix as PQ2_0 rows (a ToPq2Rows, pq2_slabs.h).
+void pq2_panels_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out);
+
+}  // namespace tern::kernels::cpu

@@ -1,0 +1,133 @@
+// The lane-order kernel of PQ2_0 panels (pq2_panel_form.h), AVX-512 VBMI + VNNI. Row r of a panel
+// is int32 lane r of every vector, and each of the AVX2 order's eight lanes (qs bytes 4q..4q+3 of every
+// field: exactly the panel's code vector q) keeps its own fp32 sum in a zmm of its own: acc[q] lane r is
+// pq2_rows_avx2's lane q of row r, step for step, and the rows' sums add the eight as that kernel does.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/pq2_panel_form.h"
+#include "kernels/cpu/pq2_slabs.h"
+#include "quant/pq2_panels.h"
+
+namespace tern::kernels::cpu {
+
+namespace {
+
+constexpr int kRows = static_cast<int>(quant::kPq2PanelRows);
+constexpr int kLanes = static_cast<int>(kYmmLanes);  // one code vector a lane
+constexpr int kTokenTile = 2;
+// The next panels are requested into L2 this far ahead of the codes being read, a fixed nine lines a
+// block (no loop whose trip count varies), so the stream does not wait on the hardware prefetcher, which
+// restarts at every 4 KiB page. Zen 4, two threads from DRAM (12-01): 16 KiB into L2 1.3-1.5x faster than
+// none; 4 KiB into L1 (32 KiB there) no faster than none; 64 KiB into L2 the same as 16.
+constexpr int64_t kPrefetchBytes = 16 * 1024;
+constexpr int kPrefetchLines = 9;  // ≥ the 8.5 lines of a 16-row block
+
+inline __m512i broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm512_set1_epi32(v);
+}
+
+struct PanelStream {
+  const uint8_t* scales;
+  const uint8_t* codes;
+  const uint8_t* prefetch_end;  // the end of the caller's rows: nothing past it is requested
+};
+
+// One token's per-block view.
+struct TokenBlock {
+  const int8_t* hi;  // the lo plane follows at + kActBlock
+  const int32_t* neg_sums;
+  const float* steps;
+};
+
+// out[t][r] = row r of the panel · token t, T tokens from `token`.
+template <int T>
+void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, const QuantizedActs& a,
+                  int64_t token, float out[T][kRows]) {
+  const __m512i low2 = _mm512_set1_epi8(3);
+  __m512 acc[T][kLanes];
+  for (int t = 0; t < T; ++t)
+    for (int q = 0; q < kLanes; ++q) acc[t][q] = _mm512_setzero_ps();
+  const int64_t block_stride = static_cast<int64_t>(panel_bytes) / blocks;
+  const uint8_t* last_line = panel.prefetch_end - 64;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* ahead = panel.scales + kPrefetchBytes + b * block_stride;
+    for (int l = 0; l < kPrefetchLines; ++l)
+      _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + 64 * l, last_line)), _MM_HINT_T1);
+    const __m512 d_w =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 32 * b)));
+    TokenBlock tokens[T];
+    for (int t = 0; t < T; ++t) {
+      tokens[t] = {a.token_q(token + t) + b * kActBlockBytes, a.token_ymm_neg_sums(token + t) + b * kYmmLanes,
+                   a.token_ymm_scales(token + t) + b * kYmmLanes};
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < kLanes; ++q) {
+      // Shifts and masks, not GF2P8AFFINEQB: on Zen 4 that shares the two pipes VPDPBUSD, VMULPS and
+      // VFMADD use (a zmm each a cycle), while shifts and masks issue beside them (1.35x in L2, 12-01).
+      const __m512i qs = _mm512_loadu_si512(panel.codes + (b * kLanes + q) * 64);
+      const __m512i code[4] = {_mm512_and_si512(qs, low2), _mm512_and_si512(_mm512_srli_epi32(qs, 2), low2),
+                               _mm512_and_si512(_mm512_srli_epi32(qs, 4), low2),
+                               _mm512_and_si512(_mm512_srli_epi32(qs, 6), low2)};
+      for (int t = 0; t < T; ++t) {
+        // act_quant.h element order: field s of qs byte j meets digit byte 32·s + j.
+        const int8_t* hi_d = tokens[t].hi + 4 * q;
+        const int8_t* lo_d = hi_d + kActBlock;
+        __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), code[0], broadcast4(hi_d));
+        __m512i lo = _mm512_dpbusd_epi32(_mm512_set1_epi32(tokens[t].neg_sums[q]), code[0], broadcast4(lo_d));
+        for (int s = 1; s < 4; ++s) {
+          hi = _mm512_dpbusd_epi32(hi, code[s], broadcast4(hi_d + 32 * s));
+          lo = _mm512_dpbusd_epi32(lo, code[s], broadcast4(lo_d + 32 * s));
+        }
+        const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
+        const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tokens[t].steps[q]));
+        acc[t][q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[t][q]);
+      }
+    }
+  }
+  for (int t = 0; t < T; ++t) {
+    const __m512 sum = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][4]), _mm512_add_ps(acc[t][2], acc[t][6])),
+        _mm512_add_ps(_mm512_add_ps(acc[t][1], acc[t][5]), _mm512_add_ps(acc[t][3], acc[t][7])));
+    _mm512_storeu_ps(out[t], sum);
+  }
+}
+
+}  // namespace
+
+void pq2_panel_form_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                               int64_t row_begin, int64_t row_end) {
+  // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
+  // the re-pack, with the row kernel of the same order.
+  const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
+  rows_via_pq2(pq2_panels_to_pq2, pq2_decode_kernel(), y, y_stride, w, a, row_begin, aligned);
+  if (aligned >= row_end || a.n_tokens == 0) return;
+  const int64_t blocks = a.blocks();
+  const size_t panel_bytes = quant::pq2_panel_bytes(w.cols);
+  const size_t scale_bytes = quant::pq2_panel_scale_bytes(w.cols);
+  const int64_t first_panel = aligned / kRows, end_panel = (row_end + kRows - 1) / kRows;
+  const uint8_t* prefetch_end = w.data + static_cast<size_t>(end_panel) * panel_bytes;
+  for (int64_t p = first_panel; p < end_panel; ++p) {
+    const uint8_t* base = w.data + static_cast<size_t>(p) * panel_bytes;
+    const PanelStream panel{base, base + scale_bytes, prefetch_end};
+    const int64_t row = p * kRows;
+    const __mmask16 valid = static_cast<__mmask16>((1u << std::min<int64_t>(kRows, row_end - row)) - 1u);
+    int64_t t = 0;
+    alignas(64) float out[kTokenTile][kRows];
+    for (; t + kTokenTile <= a.n_tokens; t += kTokenTile) {
+      panel_tokens<kTokenTile>(panel, blocks, panel_bytes, a, t, out);
+      for (int i = 0; i < kTokenTile; ++i)
+        _mm512_mask_storeu_ps(y + (t + i) * y_stride + row, valid, _mm512_load_ps(out[i]));
+    }
+    if (t < a.n_tokens) {
+      panel_tokens<1>(panel, blocks, panel_bytes, a, t, out);
+      _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out[0]));
+    }
+  }
+}
+
+}  // namespace tern::kernels::cpu
