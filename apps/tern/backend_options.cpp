@@ -17,6 +17,7 @@ void BackendOptions::add_to(CLI::App& command) {
                    "read the weights from the file's memory map (faster start, pages shared between "
                    "processes) instead of copying them to huge pages (faster decode)");
   add_ptq1_form(command, ptq1_form);
+  add_pq2_form(command, pq2_form);
 }
 
 void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
@@ -25,6 +26,15 @@ void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
                   "what a PTQ1_0 file's matrices become at load: planes (1.6-bit trit planes: ≈ the file's "
                   "size, 19% fewer bytes a decode token; fast with AVX-512 VBMI), pq2_0 (2.125 bits, fast "
                   "everywhere) or auto (planes where the CPU has VBMI)")
+      ->capture_default_str();
+}
+
+void BackendOptions::add_pq2_form(CLI::App& command, std::string& form) {
+  command
+      .add_option("--pq2-form", form,
+                  "how PQ2_0 matrices copied to huge pages are laid out: panels (16-row panels, the decode "
+                  "form of the AVX-512 VBMI kernels: the same bits and logits as rows, re-ordered), rows (as "
+                  "in the file; fast everywhere) or auto (panels where the CPU has VBMI). --mmap keeps rows")
       ->capture_default_str();
 }
 
@@ -38,6 +48,7 @@ model::LoadOptions BackendOptions::load_options() const {
   return model::LoadOptions{
       .placement = mmap ? model::WeightPlacement::kMapped : model::WeightPlacement::kHugePages,
       .ptq1_form = model::parse_ptq1_form(ptq1_form),
+      .pq2_form = model::parse_pq2_form(pq2_form),
       .threads = threads};
 }
 

@@ -16,14 +16,16 @@ struct BackendOptions {
   bool pin = false;                // each pool thread on its own CPU
   bool mmap = false;               // read the weights from the file mapping instead of a huge-page copy
   std::string ptq1_form = "auto";  // model::parse_ptq1_form
+  std::string pq2_form = "auto";   // model::parse_pq2_form
 
   void add_to(CLI::App& command);
   // Backend and pool size for the engine (the other limits at their defaults); Error(kInput) for a bad
   // backend name or a negative thread count.
   runtime::EngineOptions engine_options() const;
   model::LoadOptions load_options() const;
-  // --ptq1-form, shared with tern bench.
+  // --ptq1-form and --pq2-form, shared with tern bench.
   static void add_ptq1_form(CLI::App& command, std::string& form);
+  static void add_pq2_form(CLI::App& command, std::string& form);
 };
 
 }  // namespace tern::app

@@ -20,6 +20,7 @@ struct BenchArgs {
   bool memory_bandwidth = false;
   bool mmap = false;
   std::string ptq1_form = "auto";
+  std::string pq2_form = "auto";
 };
 
 void bench(BenchArgs& args) {
@@ -39,6 +40,7 @@ void bench(BenchArgs& args) {
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
   if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
   args.options.load.ptq1_form = model::parse_ptq1_form(args.ptq1_form);
+  args.options.load.pq2_form = model::parse_pq2_form(args.pq2_form);
   args.options.load.threads = args.options.threads;
   const tools::BenchReport report = tools::run_bench(args.options);
   if (args.json) {
@@ -83,6 +85,7 @@ void add_bench_command(CLI::App& app) {
                     "kernel whose arithmetic cost nothing would reach");
   command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
   BackendOptions::add_ptq1_form(*command, args->ptq1_form);
+  BackendOptions::add_pq2_form(*command, args->pq2_form);
   command->add_flag("--json", args->json, "one JSON object instead of the table");
   command->add_flag("--memory-bandwidth", args->memory_bandwidth,
                     "measure only the streaming read bandwidth");

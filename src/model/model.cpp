@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
 #include <thread>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "model/fold_coverage.h"
 #include "quant/codec.h"
+#include "quant/pq2_panels.h"
 
 namespace tern::model {
 
@@ -50,6 +52,48 @@ FoldSites resolve_sites(const Config& c, const hadamard::Contract* contract) {
   return sites;
 }
 
+// Runs range(first, last) over contiguous ranges splitting [0, units) among `threads` threads (0: every
+// hardware thread), the calling thread taking the first; the first error is rethrown on the caller.
+void split_over_threads(int64_t units, int threads, const std::function<void(int64_t, int64_t)>& range) {
+  const int64_t parts =
+      std::clamp<int64_t>(threads > 0 ? threads : static_cast<int64_t>(std::thread::hardware_concurrency()),
+                          1, std::max<int64_t>(units, 1));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
+  {
+    std::vector<std::jthread> workers;
+    for (int64_t p = 1; p < parts; ++p) {
+      workers.emplace_back([&, p] {
+        try {
+          range(units * p / parts, units * (p + 1) / parts);
+        } catch (...) {
+          errors[static_cast<size_t>(p)] = std::current_exception();
+        }
+      });
+    }
+    try {
+      range(0, units / parts);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+}
+
+// Writes PQ2_0 matrix m in panels (quant/pq2_panels.h) to `out`, straight from its rows, split over
+// threads by whole panels so that each thread's output is a range of panels of its own.
+void pack_panels(const kernels::MatrixView& m, uint8_t* out, int threads) {
+  const int64_t panels = (m.rows + quant::kPq2PanelRows - 1) / quant::kPq2PanelRows;
+  const size_t panel_bytes = quant::pq2_panel_bytes(m.cols);
+  split_over_threads(panels, threads, [&](int64_t first, int64_t last) {
+    const int64_t row = first * quant::kPq2PanelRows;
+    const int64_t rows = std::min(last * quant::kPq2PanelRows, m.rows) - row;
+    if (rows > 0)
+      quant::pack_pq2_panels(m.row(row), m.row_bytes, rows, m.cols,
+                             out + static_cast<size_t>(first) * panel_bytes);
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<const Model> Model::open(const std::string& path, LoadOptions options) {
@@ -81,37 +125,26 @@ Ptq1Form parse_ptq1_form(const std::string& name) {
   fail(ErrorKind::kInput, "--ptq1-form must be auto, planes or pq2_0, not '{}'", name);
 }
 
+Pq2Form default_pq2_form() {
+  return cpu_features().has_avx512_vbmi() ? Pq2Form::kPanels : Pq2Form::kRows;
+}
+
+Pq2Form parse_pq2_form(const std::string& name) {
+  if (name == "auto") return default_pq2_form();
+  if (name == "rows") return Pq2Form::kRows;
+  if (name == "panels") return Pq2Form::kPanels;
+  fail(ErrorKind::kInput, "--pq2-form must be auto, rows or panels, not '{}'", name);
+}
+
 // The scalar codec re-packs ≈ 150 MB of PTQ1_0 a second per thread, so the rows are split over threads:
-// contiguous ranges, each written by one thread, the first error rethrown on the caller.
+// contiguous ranges, each written by one thread.
 void Model::repack_ptq1(const kernels::MatrixView& m, uint8_t* out, size_t row_bytes, int threads) const {
-  const auto range = [&](int64_t first, int64_t last) {
+  split_over_threads(m.rows, threads, [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       quant::transcode_row(quant::TensorType::kPTQ1_0, ptq1_placed_, m.row(r),
                            out + static_cast<size_t>(r) * row_bytes, m.cols, file_.name().c_str());
     }
-  };
-  const int64_t parts = std::clamp<int64_t>(
-      threads > 0 ? threads : static_cast<int64_t>(std::thread::hardware_concurrency()), 1, m.rows);
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
-  {
-    std::vector<std::jthread> workers;
-    for (int64_t p = 1; p < parts; ++p) {
-      workers.emplace_back([&, p] {
-        try {
-          range(m.rows * p / parts, m.rows * (p + 1) / parts);
-        } catch (...) {
-          errors[static_cast<size_t>(p)] = std::current_exception();
-        }
-      });
-    }
-    try {
-      range(0, m.rows / parts);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
-  }
-  for (const std::exception_ptr& error : errors)
-    if (error) std::rethrow_exception(error);
+  });
 }
 
 void Model::place_matrices(const LoadOptions& options) {
@@ -123,8 +156,18 @@ void Model::place_matrices(const LoadOptions& options) {
   };
   ptq1_placed_ =
       options.ptq1_form == Ptq1Form::kTritPlanes ? quant::TensorType::kTritPlanes : quant::TensorType::kPQ2_0;
+  // Only a copy can change the order of the bytes: mapped PQ2_0 matrices are the file's rows.
+  pq2_placed_ = options.placement == WeightPlacement::kHugePages && options.pq2_form == Pq2Form::kPanels
+                    ? quant::TensorType::kPq2Panels
+                    : quant::TensorType::kPQ2_0;
+  // A panel-form view keeps PQ2_0's row_bytes (the bytes of one row), though it takes whole panels.
   const auto placed_row_bytes = [&](const kernels::MatrixView& m) {
     return m.type == quant::TensorType::kPTQ1_0 ? *quant::row_bytes(ptq1_placed_, m.cols) : m.row_bytes;
+  };
+  const auto placed_bytes = [&](const kernels::MatrixView& m) {
+    return placed_type(m.type) == quant::TensorType::kPq2Panels
+               ? quant::pq2_panels_bytes(m.rows, m.cols)
+               : placed_row_bytes(m) * static_cast<size_t>(m.rows);
   };
   constexpr size_t kAlign = 64;
   const auto aligned = [](size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; };
@@ -133,7 +176,7 @@ void Model::place_matrices(const LoadOptions& options) {
   size_t total = 0;
   for_each_matrix(weights_, [&](kernels::MatrixView& m) {
     if (moves(m) && done.emplace(m.data, m).second) {
-      total += aligned(placed_row_bytes(m) * static_cast<size_t>(m.rows));
+      total += aligned(placed_bytes(m));
     }
   });
   placed_ = HugePageBuffer::allocate(total, file_.name().c_str());
@@ -146,16 +189,19 @@ void Model::place_matrices(const LoadOptions& options) {
       return;
     }
     const size_t row_bytes = placed_row_bytes(m);
+    const size_t bytes = placed_bytes(m);
     if (m.type == quant::TensorType::kPTQ1_0) {
       repack_ptq1(m, out, row_bytes, options.threads);
+    } else if (placed_type(m.type) == quant::TensorType::kPq2Panels) {
+      pack_panels(m, out, options.threads);
     } else {
-      std::memcpy(out, m.data, row_bytes * static_cast<size_t>(m.rows));
+      std::memcpy(out, m.data, bytes);
     }
     file_.release_pages({m.data, m.row_bytes * static_cast<size_t>(m.rows)});  // never read again
     const kernels::MatrixView placed{placed_type(m.type), out, m.cols, m.rows, row_bytes};
     done.emplace(m.data, placed);
     m = placed;
-    out += aligned(row_bytes * static_cast<size_t>(m.rows));
+    out += aligned(bytes);
   });
 }
 

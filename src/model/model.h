@@ -52,18 +52,34 @@ Ptq1Form default_ptq1_form();
 // "auto" (default_ptq1_form), "planes" or "pq2_0"; Error(kInput) naming the option otherwise.
 Ptq1Form parse_ptq1_form(const std::string& name);
 
+// What PQ2_0 matrices become when they are copied to huge pages (WeightPlacement::kHugePages; mapped ones
+// stay as the file has them). Both hold the same bits and give the same logits, bit for bit.
+enum class Pq2Form {
+  // As in the file: one PQ2_0 row after another, read by every kernel.
+  kRows,
+  // 16-row panels (quant/pq2_panels.h): the decode stream of the AVX-512 VBMI kernels of
+  // kernels/cpu/pq2_panel_form.h (elsewhere re-ordered back to rows slab by slab, exact but slower).
+  kPanels,
+};
+// Panels where cpu_features() has AVX-512 VBMI, else rows.
+Pq2Form default_pq2_form();
+// "auto" (default_pq2_form), "rows" or "panels"; Error(kInput) naming the option otherwise.
+Pq2Form parse_pq2_form(const std::string& name);
+
 struct LoadOptions {
   WeightPlacement placement = WeightPlacement::kHugePages;
   Ptq1Form ptq1_form = default_ptq1_form();
-  int threads = 0;  // for the PTQ1_0 re-pack; 0: every hardware thread
+  Pq2Form pq2_form = default_pq2_form();
+  int threads = 0;  // for the PTQ1_0 re-pack and the PQ2_0 panel pack; 0: every hardware thread
 };
 
 class Model {
  public:
   // Maps the file, reads config and contract, binds the weights and places them (LoadOptions). PTQ1_0
-  // matrices are re-packed once (losslessly) to LoadOptions::ptq1_form in either placement. The token
-  // embedding, of which a token reads one row, stays mapped in its file type (a head tied to it gets its
-  // own placed copy). Throws tern::Error on any refusal.
+  // matrices are re-packed once (losslessly) to LoadOptions::ptq1_form in either placement; PQ2_0 ones
+  // copied to huge pages are written in LoadOptions::pq2_form. The token embedding, of which a token reads
+  // one row, stays mapped in its file type (a head tied to it gets its own placed copy). Throws
+  // tern::Error on any refusal.
   static std::unique_ptr<const Model> open(const std::string& path, LoadOptions options = {});
   static std::unique_ptr<const Model> load(gguf::Reader file, LoadOptions options = {});
 
@@ -75,10 +91,12 @@ class Model {
   const hadamard::Contract* contract() const { return contract_ ? &*contract_ : nullptr; }
   const Weights& weights() const { return weights_; }
   const FoldSites& sites() const { return sites_; }
-  // The type a file tensor of `type` is held in once placed: PTQ1_0 matrices per LoadOptions::ptq1_form
-  // (the token embedding stays in its file type).
+  // The type a file tensor of `type` is held in once placed: PTQ1_0 matrices per LoadOptions::ptq1_form,
+  // PQ2_0 ones per LoadOptions::pq2_form where they are copied (the token embedding stays in its file
+  // type).
   quant::TensorType placed_type(quant::TensorType type) const {
-    return type == quant::TensorType::kPTQ1_0 ? ptq1_placed_ : type;
+    if (type == quant::TensorType::kPTQ1_0) return ptq1_placed_;
+    return type == quant::TensorType::kPQ2_0 ? pq2_placed_ : type;
   }
 
   // True when `id` may be fed to the model: 0 ≤ id < vocab and not typed UNUSED (padding rows,
@@ -98,6 +116,7 @@ class Model {
   std::vector<bool> unused_token_;  // by id; shorter than vocab when the type array is
   HugePageBuffer placed_;           // the matrices place_matrices moved out of the file
   quant::TensorType ptq1_placed_ = quant::TensorType::kPQ2_0;
+  quant::TensorType pq2_placed_ = quant::TensorType::kPQ2_0;
 };
 
 }  // namespace tern::model

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/bandwidth.h"
+#include "quant/pq2_panels.h"
 #include "quant/types.h"
 
 namespace tern::tools {
@@ -173,11 +174,16 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
   uint64_t bytes = 0;
   for (const gguf::TensorInfo& tensor : file.tensors()) {
     if (tensor.name == "token_embd.weight" && !tied_head) continue;
-    // PTQ1_0 matrices are read in the form they are re-packed to at load (model::Model).
+    // Matrices are read in the form they are re-packed to at load (model::Model); panels are read whole,
+    // padding included.
     const quant::TensorType placed = model.placed_type(tensor.type);
-    bytes += placed != tensor.type
-                 ? *quant::row_bytes(placed, tensor.ne[0]) * static_cast<uint64_t>(tensor.rows())
-                 : tensor.nbytes;
+    if (placed == quant::TensorType::kPq2Panels) {
+      bytes += quant::pq2_panels_bytes(tensor.rows(), tensor.ne[0]);
+    } else {
+      bytes += placed != tensor.type
+                   ? *quant::row_bytes(placed, tensor.ne[0]) * static_cast<uint64_t>(tensor.rows())
+                   : tensor.nbytes;
+    }
   }
   const model::Config& c = model.config();
   const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());
@@ -205,11 +211,16 @@ BenchReport run_bench(const BenchOptions& options) {
   report.threads = resolve_threads(options.threads);
   report.isa = cpu_features().describe();
   report.weights = options.load.placement == model::WeightPlacement::kMapped ? "mapped" : "huge pages";
+  const auto has = [&](quant::TensorType type) {
+    return std::any_of(model->file().tensors().begin(), model->file().tensors().end(),
+                       [&](const gguf::TensorInfo& t) { return t.type == type; });
+  };
   const quant::TensorType ptq1 = model->placed_type(quant::TensorType::kPTQ1_0);
-  const bool has_ptq1 =
-      std::any_of(model->file().tensors().begin(), model->file().tensors().end(),
-                  [](const gguf::TensorInfo& t) { return t.type == quant::TensorType::kPTQ1_0; });
-  if (has_ptq1) report.weights += fmt::format(", PTQ1_0 as {}", quant::traits(ptq1).name);
+  if (has(quant::TensorType::kPTQ1_0))
+    report.weights += fmt::format(", PTQ1_0 as {}", quant::traits(ptq1).name);
+  const quant::TensorType pq2 = model->placed_type(quant::TensorType::kPQ2_0);
+  if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
+    report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
   const double bandwidth_before = measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes);
   reset_peak_rss();  // the probe's buffer is not the model's memory

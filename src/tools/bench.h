@@ -60,7 +60,8 @@ struct BenchReport {
   bool read_only_matmuls = false;  // BenchOptions::read_only_matmuls: the figures are a ceiling
   int threads = 0;
   std::string isa;
-  std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement), and the PTQ1_0 form if any
+  std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement), the PTQ1_0 form if any, and
+                        // the PQ2_0 one if not rows
   uint64_t model_bytes = 0;
   double bandwidth_gb_s = 0.0;
   std::vector<BenchTest> tests;

@@ -101,6 +101,8 @@ TEST_F(WeightBinding, Bf16ProjectionsAreExactAndUnfolded) {
 }
 
 TEST_F(WeightBinding, HugePagePlacementCopiesEveryMatrixButTheEmbeddingExactly) {
+  // Byte-for-byte copies are the rows form; panels are tested in pq2_form_test.cpp.
+  model = Model::open(testing_support::tiny_pq2_model(), {.pq2_form = Pq2Form::kRows});
   const gguf::Reader& file = model->file();
   const LayerWeights& attn = first(LayerKind::kFullAttention);
   const LayerWeights& gdn = first(LayerKind::kGatedDeltaNet);

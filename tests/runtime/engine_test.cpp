@@ -18,6 +18,7 @@ namespace tern::runtime {
 namespace {
 
 using model::Model;
+using model::Pq2Form;
 using model::Ptq1Form;
 
 // These tests pin the fp32 oracle's behaviour; the cpu backend is compared with it in cpu_backend_test.
@@ -150,6 +151,29 @@ TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogitsInBothPtq1Forms) {
               form == Ptq1Form::kTritPlanes ? quant::TensorType::kTritPlanes : quant::TensorType::kPQ2_0);
     Engine engine(*ptq1);
     EXPECT_EQ(prompt_then_decode(engine, prompt), expected) << "ptq1 form " << static_cast<int>(form);
+  }
+}
+
+// Panels are the rows re-ordered: on either backend a model placed in panels gives the rows form's logits,
+// bit for bit, for a prompt and for decode steps, and so does the mapped file (which keeps rows).
+TEST_F(EngineTest, Pq2PanelsGiveBitIdenticalLogitsOnBothBackends) {
+  const auto open = [](Pq2Form form, model::WeightPlacement placement) {
+    return Model::open(testing_support::tiny_pq2_model(), {.placement = placement, .pq2_form = form});
+  };
+  const auto rows = open(Pq2Form::kRows, model::WeightPlacement::kHugePages);
+  const auto panels = open(Pq2Form::kPanels, model::WeightPlacement::kHugePages);
+  const auto mapped = open(Pq2Form::kPanels, model::WeightPlacement::kMapped);
+  ASSERT_EQ(panels->weights().output.type, quant::TensorType::kPq2Panels);
+  ASSERT_EQ(panels->weights().layers[0].ffn_down.type, quant::TensorType::kPq2Panels);
+  ASSERT_EQ(mapped->weights().output.type, quant::TensorType::kPQ2_0);
+  const auto prompt = random_prompt(*rows, 40, 21);
+  for (const Backend backend : {Backend::kRef, Backend::kCpu}) {
+    SCOPED_TRACE(backend_name(backend));
+    Engine on_rows(*rows, {.backend = backend}), on_panels(*panels, {.backend = backend}),
+        on_mapped(*mapped, {.backend = backend});
+    const auto expected = prompt_then_decode(on_rows, prompt);
+    EXPECT_EQ(prompt_then_decode(on_panels, prompt), expected);
+    EXPECT_EQ(prompt_then_decode(on_mapped, prompt), expected);
   }
 }
 

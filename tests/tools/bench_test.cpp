@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "quant/pq2_panels.h"
 #include "tests/model/tiny_model.h"
 
 namespace tern::tools {
@@ -78,7 +79,8 @@ TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
 }
 
 TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
-  const auto model = model::Model::open(testing_support::tiny_pq2_model());
+  const auto model =
+      model::Model::open(testing_support::tiny_pq2_model(), {.pq2_form = model::Pq2Form::kRows});
   const model::Config& c = model->config();
   uint64_t tensors = 0;
   for (const gguf::TensorInfo& t : model->file().tensors())
@@ -99,6 +101,22 @@ TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
   EXPECT_LT(ptq1->file().file_size(), model->file().file_size());
   EXPECT_EQ(decode_bytes_per_token(*ptq1, 10, runtime::KvPrecision::kF16),
             decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF16));
+}
+
+// Panels are read whole: a width of an odd block count adds 32 bytes a panel (quant/pq2_panels.h).
+TEST(BenchBytes, PanelsCountTheirPadding) {
+  const auto rows =
+      model::Model::open(testing_support::tiny_pq2_model(), {.pq2_form = model::Pq2Form::kRows});
+  const auto panels =
+      model::Model::open(testing_support::tiny_pq2_model(), {.pq2_form = model::Pq2Form::kPanels});
+  uint64_t padding = 0;
+  for (const gguf::TensorInfo& t : rows->file().tensors()) {
+    if (t.name != "token_embd.weight" && t.type == quant::TensorType::kPQ2_0)
+      padding += quant::pq2_panels_bytes(t.rows(), t.ne[0]) - t.nbytes;
+  }
+  ASSERT_GT(padding, 0u);
+  EXPECT_EQ(decode_bytes_per_token(*panels, 10, runtime::KvPrecision::kF16),
+            decode_bytes_per_token(*rows, 10, runtime::KvPrecision::kF16) + padding);
 }
 
 }  // namespace
