@@ -199,31 +199,37 @@ BENCHMARK(BM_ReadRowsOnly)->Name("Pq2MatvecReadOnly")->Apply(DecodeShapes)->Unit
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
 
+// The in-L2 shape of the Hot benchmarks: 128 rows x 5120 = 680 KiB of PQ2_0.
+constexpr int64_t kHotK = 5120, kHotN = 128;
+
+// Runs `kernel` on w (kHotN x kHotK, any form) for `tokens` tokens on the calling thread: the
+// instruction-bound rate.
+void run_hot_kernel(benchmark::State& state, const TernaryMatrix& w, Pq2RowsKernel kernel, int64_t tokens) {
+  const std::vector<float> x = gaussian(kHotK * tokens);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), kHotK, tokens);
+  std::vector<float> y(static_cast<size_t>(kHotN * tokens));
+  for (auto _ : state) {
+    pq2_matmul(y.data(), w, acts, nullptr, kernel);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GMAC/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kHotK * kHotN * tokens) / 1e9,
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 // Every kernel this CPU runs on the in-L2 shape (args: index into runnable_kernels(), tokens), single
 // thread.
 void BM_Pq2KernelHot(benchmark::State& state) {
   const auto kernels = runnable_kernels();
   const auto index = static_cast<size_t>(state.range(0));
-  const int64_t tokens = state.range(1);
   if (index >= kernels.size()) {
     state.SkipWithError("kernel not runnable here");
     return;
   }
-  constexpr int64_t kK = 5120, kN = 128;
-  const size_t row_bytes = kK / 128 * kPq2BlockBytes;
-  const std::vector<float> x = gaussian(kK * tokens);
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
-  std::vector<float> y(static_cast<size_t>(kN * tokens));
-  const TernaryMatrix w{weight_arena(), kN, kK, row_bytes};
-  for (auto _ : state) {
-    pq2_matmul(y.data(), w, acts, nullptr, kernels[index].second);
-    benchmark::DoNotOptimize(y.data());
-  }
+  const TernaryMatrix w{weight_arena(), kHotN, kHotK, kHotK / 128 * kPq2BlockBytes};
+  run_hot_kernel(state, w, kernels[index].second, state.range(1));
   state.SetLabel(kernels[index].first);
-  state.counters["GMAC/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
-                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_Pq2KernelHot)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}})
@@ -237,25 +243,13 @@ void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
     state.SkipWithError("no AVX-512 VBMI here");
     return;
   }
-  const int64_t tokens = state.range(0);
-  constexpr int64_t kK = 5120, kN = 128;
-  const size_t row_bytes = kK / 128 * kPq2BlockBytes;
-  std::vector<uint8_t> panels(quant::pq2_panels_bytes(kN, kK));
-  quant::pack_pq2_panels(weight_arena(), row_bytes, kN, kK, panels.data());
-  const std::vector<float> x = gaussian(kK * tokens);
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
-  std::vector<float> y(static_cast<size_t>(kN * tokens));
-  const TernaryMatrix w{panels.data(), kN, kK, row_bytes, quant::TensorType::kPq2Panels};
-  const Pq2RowsKernel kernel = state.range(1) == 0 ? pq2_panel_form_rows_lanes : pq2_panel_form_rows_groups;
-  for (auto _ : state) {
-    pq2_matmul(y.data(), w, acts, nullptr, kernel);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.SetLabel(state.range(1) == 0 ? "panel form lanes" : "panel form groups");
-  state.counters["GMAC/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
-                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  const size_t row_bytes = kHotK / 128 * kPq2BlockBytes;
+  std::vector<uint8_t> panels(quant::pq2_panels_bytes(kHotN, kHotK));
+  quant::pack_pq2_panels(weight_arena(), row_bytes, kHotN, kHotK, panels.data());
+  const TernaryMatrix w{panels.data(), kHotN, kHotK, row_bytes, quant::TensorType::kPq2Panels};
+  const bool lanes = state.range(1) == 0;
+  run_hot_kernel(state, w, lanes ? pq2_panel_form_rows_lanes : pq2_panel_form_rows_groups, state.range(0));
+  state.SetLabel(lanes ? "panel form lanes" : "panel form groups");
 }
 BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
 #endif
@@ -268,26 +262,14 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
     state.SkipWithError("no AVX-512 VBMI here");
     return;
   }
-  const int64_t tokens = state.range(0);
-  constexpr int64_t kK = 5120, kN = 128;
-  const size_t row_bytes = *quant::row_bytes(quant::TensorType::kTritPlanes, kK);
-  std::vector<uint8_t> bytes(row_bytes * kN);
-  const std::vector<float> values = gaussian(kK * kN);
-  for (int64_t r = 0; r < kN; ++r)
-    quant::quantize_row(quant::TensorType::kTritPlanes, &values[r * kK], &bytes[r * row_bytes], kK);
-  const std::vector<float> x = gaussian(kK * tokens);
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), kK, tokens);
-  std::vector<float> y(static_cast<size_t>(kN * tokens));
-  const TernaryMatrix w{bytes.data(), kN, kK, row_bytes, quant::TensorType::kTritPlanes};
-  for (auto _ : state) {
-    pq2_matmul(y.data(), w, acts, nullptr,
-               state.range(1) == 0 ? trit_planes_rows_pairs : trit_planes_rows_repacked);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.counters["GMAC/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kK * kN * tokens) / 1e9,
-                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  const size_t row_bytes = *quant::row_bytes(quant::TensorType::kTritPlanes, kHotK);
+  std::vector<uint8_t> bytes(row_bytes * kHotN);
+  const std::vector<float> values = gaussian(kHotK * kHotN);
+  for (int64_t r = 0; r < kHotN; ++r)
+    quant::quantize_row(quant::TensorType::kTritPlanes, &values[r * kHotK], &bytes[r * row_bytes], kHotK);
+  const TernaryMatrix w{bytes.data(), kHotN, kHotK, row_bytes, quant::TensorType::kTritPlanes};
+  run_hot_kernel(state, w, state.range(1) == 0 ? trit_planes_rows_pairs : trit_planes_rows_repacked,
+                 state.range(0));
 }
 BENCHMARK(BM_TritPlanesKernelHot)->ArgsProduct({{1, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
 #endif

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -14,6 +13,7 @@
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "tests/support/random_acts.h"
+#include "tests/support/random_pq2.h"
 
 // x86 only: the AMX and AVX-512 kernels are built for x86-64 alone.
 #if defined(__x86_64__)
@@ -27,16 +27,9 @@ struct RandomMatrix {
 
 // Random codes 0..3 (3, the +2·d code, included) and scales of both signs.
 RandomMatrix random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> scale(0.005f, 0.05f);
   RandomMatrix m;
   const size_t row_bytes = static_cast<size_t>(cols / 128) * kPq2BlockBytes;
-  m.bytes.resize(row_bytes * static_cast<size_t>(rows));
-  for (size_t at = 0; at < m.bytes.size(); at += kPq2BlockBytes) {
-    const uint16_t d = fp32_to_fp16((rng() % 2 ? 1.0f : -1.0f) * scale(rng));
-    std::memcpy(&m.bytes[at], &d, 2);
-    for (size_t i = 2; i < kPq2BlockBytes; ++i) m.bytes[at + i] = static_cast<uint8_t>(rng());
-  }
+  m.bytes = testing_support::random_pq2_rows(rows, cols, seed);
   m.view = TernaryMatrix{m.bytes.data(), rows, cols, row_bytes};
   return m;
 }

@@ -5,17 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "quant/pq2_panels.h"
 #include "tests/support/random_acts.h"
+#include "tests/support/random_pq2.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -27,16 +26,9 @@ struct BothForms {
 };
 
 BothForms random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> scale(0.005f, 0.05f);
   BothForms m;
   const size_t row_bytes = static_cast<size_t>(cols / 128) * kPq2BlockBytes;
-  m.rows_bytes.resize(row_bytes * static_cast<size_t>(rows));
-  for (size_t at = 0; at < m.rows_bytes.size(); at += kPq2BlockBytes) {
-    const uint16_t d = fp32_to_fp16((rng() % 2 ? 1.0f : -1.0f) * scale(rng));
-    std::memcpy(&m.rows_bytes[at], &d, 2);
-    for (size_t i = 2; i < kPq2BlockBytes; ++i) m.rows_bytes[at + i] = static_cast<uint8_t>(rng());
-  }
+  m.rows_bytes = testing_support::random_pq2_rows(rows, cols, seed);
   m.panel_bytes.resize(quant::pq2_panels_bytes(rows, cols));
   quant::pack_pq2_panels(m.rows_bytes.data(), row_bytes, rows, cols, m.panel_bytes.data());
   m.rows = TernaryMatrix{m.rows_bytes.data(), rows, cols, row_bytes, quant::TensorType::kPQ2_0};
