@@ -98,23 +98,44 @@ const char* kernel_name(Pq2RowsKernel kernel) {
   return "?";
 }
 
-// Runs `kernel` through pq2_matmul. args: K, N, threads, tokens, rotate (0: one copy that stays in
-// cache, the instruction-bound rate).
-void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel) {
+// The weight arena's matrices of one shape re-packed to PQ2_0 panels (quant/pq2_panels.h), as many copies
+// as fit in the arena; re-packed when the shape changes.
+const uint8_t* panel_arena(int64_t k, int64_t n, size_t copies) {
+  static HugePageBuffer arena = HugePageBuffer::allocate(kArenaBytes, "panel arena");
+  static int64_t packed_k = 0, packed_n = 0;
+  if (k != packed_k || n != packed_n) {
+    const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
+    const size_t rows_bytes = row_bytes * static_cast<size_t>(n),
+                 panels_bytes = quant::pq2_panels_bytes(n, k);
+    for (size_t c = 0; c < copies && (c + 1) * std::max(rows_bytes, panels_bytes) <= kArenaBytes; ++c)
+      quant::pack_pq2_panels(weight_arena() + c * rows_bytes, row_bytes, n, k,
+                             arena.data() + c * panels_bytes);
+    packed_k = k;
+    packed_n = n;
+  }
+  return arena.data();
+}
+
+// Runs `kernel` through pq2_matmul on matrices of `form` (PQ2_0 rows or panels). args: K, N, threads,
+// tokens, rotate (0: one copy that stays in cache, the instruction-bound rate).
+void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel,
+                    quant::TensorType form = quant::TensorType::kPQ2_0) {
   const int64_t k = state.range(0), n = state.range(1), tokens = state.range(3);
   const bool rotate = state.range(4) != 0;
   ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
+  const bool panels = form == quant::TensorType::kPq2Panels;
   const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
-  const size_t matrix_bytes = row_bytes * static_cast<size_t>(n);
-  const size_t copies = rotate ? kArenaBytes / matrix_bytes : 1;
-  const uint8_t* arena = weight_arena();
+  const size_t rows_bytes = row_bytes * static_cast<size_t>(n);
+  const size_t matrix_bytes = panels ? quant::pq2_panels_bytes(n, k) : rows_bytes;
+  const size_t copies = rotate ? kArenaBytes / std::max(matrix_bytes, rows_bytes) : 1;
+  const uint8_t* arena = panels ? panel_arena(k, n, copies) : weight_arena();
   const std::vector<float> x = gaussian(k * tokens);
   ActBuffer buffer;
   const QuantizedActs acts = buffer.quantize(x.data(), k, tokens);
   std::vector<float> y(static_cast<size_t>(n * tokens));
   size_t copy = 0;
   for (auto _ : state) {
-    const TernaryMatrix w{arena + copy * matrix_bytes, n, k, row_bytes};
+    const TernaryMatrix w{arena + copy * matrix_bytes, n, k, row_bytes, form};
     pq2_matmul(y.data(), w, acts, &pool, kernel);
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % copies;
@@ -134,49 +155,9 @@ void BM_Pq2Matmul(benchmark::State& state) {
   state.SetLabel(kernel_name(kernel));
 }
 
-// The weight arena's matrices of one shape re-packed to PQ2_0 panels (quant/pq2_panels.h), as many copies
-// as fit in the arena; re-packed when the shape changes.
-const uint8_t* panel_arena(int64_t k, int64_t n, size_t copies) {
-  static HugePageBuffer arena = HugePageBuffer::allocate(kArenaBytes, "panel arena");
-  static int64_t packed_k = 0, packed_n = 0;
-  if (k != packed_k || n != packed_n) {
-    const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
-    const size_t rows_bytes = row_bytes * static_cast<size_t>(n),
-                 panels_bytes = quant::pq2_panels_bytes(n, k);
-    for (size_t c = 0; c < copies && (c + 1) * std::max(rows_bytes, panels_bytes) <= kArenaBytes; ++c)
-      quant::pack_pq2_panels(weight_arena() + c * rows_bytes, row_bytes, n, k,
-                             arena.data() + c * panels_bytes);
-    packed_k = k;
-    packed_n = n;
-  }
-  return arena.data();
-}
-
 // Pq2Matvec on the panel form with its decode kernel: the same shapes, split and rotation.
 void BM_Pq2MatvecPanels(benchmark::State& state) {
-  const int64_t k = state.range(0), n = state.range(1);
-  ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
-  const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
-  const size_t matrix_bytes = quant::pq2_panels_bytes(n, k);
-  const size_t copies = kArenaBytes / std::max(matrix_bytes, row_bytes * static_cast<size_t>(n));
-  const uint8_t* arena = panel_arena(k, n, copies);
-  const std::vector<float> x = gaussian(k);
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), k, 1);
-  std::vector<float> y(static_cast<size_t>(n));
-  const Pq2RowsKernel kernel = pq2_panel_form_decode_kernel();
-  size_t copy = 0;
-  for (auto _ : state) {
-    const TernaryMatrix w{arena + copy * matrix_bytes, n, k, row_bytes, quant::TensorType::kPq2Panels};
-    pq2_matmul(y.data(), w, acts, &pool, kernel);
-    benchmark::DoNotOptimize(y.data());
-    copy = (copy + 1) % copies;
-  }
-  const double iterations = static_cast<double>(state.iterations());
-  state.counters["GB"] = benchmark::Counter(iterations * static_cast<double>(matrix_bytes) / 1e9,
-                                            benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-  state.counters["GMAC/s"] = benchmark::Counter(iterations * static_cast<double>(n * k) / 1e9,
-                                                benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  run_pq2_matmul(state, pq2_panel_form_decode_kernel(), quant::TensorType::kPq2Panels);
 }
 
 // Pq2Matvec's shapes and split with a kernel that only reads its rows: Pq2Matvec's rate over this one is

@@ -1,8 +1,5 @@
 #include "kernels/cpu/cpu_ops.h"
 
-#include <algorithm>
-#include <iterator>
-
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/attention_cpu.h"
@@ -24,14 +21,8 @@ thread_local ThreadPool* cpu_pool = nullptr;
 
 constexpr size_t kMaxShared = 8;  // ternary matrices over one activation (q/k/v, gate/up)
 
-// The forms the int8 kernels read. model::Model holds every ternary matrix in one of them: PQ2_0 rows or
-// PQ2_0 panels (by default where the CPU has VBMI), PTQ1_0 as trit planes (the same) or PQ2_0 rows.
-constexpr quant::TensorType kFastForms[] = {quant::TensorType::kPQ2_0, quant::TensorType::kPq2Panels,
-                                            quant::TensorType::kTritPlanes};
-
 bool is_fast_ternary(const MatrixView& w) {
-  return w.cols % cpu::kActBlock == 0 &&
-         std::find(std::begin(kFastForms), std::end(kFastForms), w.type) != std::end(kFastForms);
+  return w.cols % cpu::kActBlock == 0 && cpu::is_pq2_kernel_form(w.type);
 }
 
 cpu::Pq2RowsKernel decode_kernel(quant::TensorType form) {
@@ -95,7 +86,7 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, To
   thread_local cpu::ActBuffer buffer;
   const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool);
   const int64_t prompt = rows.count - rows.decoding;
-  for (const quant::TensorType form : kFastForms) {
+  for (const quant::TensorType form : cpu::kPq2KernelForms) {
     cpu::TernaryTarget same[kMaxShared];
     size_t n = 0;
     for (size_t i = 0; i < count; ++i)

@@ -136,8 +136,7 @@ void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedAc
     const TernaryMatrix& w = t.w;
     const std::optional<size_t> row_bytes = quant::row_bytes(w.type, w.cols);
     if (w.cols != a.k || w.cols % kActBlock != 0 || w.rows < 0 || !row_bytes || w.row_bytes < *row_bytes ||
-        !(w.type == quant::TensorType::kPQ2_0 || w.type == quant::TensorType::kPq2Panels ||
-          w.type == quant::TensorType::kTritPlanes)) {
+        !is_pq2_kernel_form(w.type)) {
       fail(ErrorKind::kInternal, "pq2_matmul: {} weight {}x{} (row {} bytes) does not match activations k={}",
            quant::traits(w.type).name, w.rows, w.cols, w.row_bytes, a.k);
     }

@@ -39,8 +39,8 @@ namespace tern::kernels::cpu {
 
 inline constexpr size_t kPq2BlockBytes = 34;  // {fp16 d; u8 qs[32]}
 
-// A ternary matrix: `rows` rows of cols/128 blocks, row r at data + r * row_bytes, each row PQ2_0 as
-// stored in the file or trit planes (quant/trit_planes.h, read by the kernels of trit_planes.h).
+// A ternary matrix of `rows` rows of cols/128 blocks in one of kPq2KernelForms: PQ2_0 or trit planes
+// rows (row r at data + r * row_bytes), or PQ2_0 panels (whole panels from data; row_bytes PQ2_0's).
 struct TernaryMatrix {
   const uint8_t* data = nullptr;
   int64_t rows = 0;
@@ -48,6 +48,16 @@ struct TernaryMatrix {
   size_t row_bytes = 0;
   quant::TensorType type = quant::TensorType::kPQ2_0;
 };
+
+// The forms the matmul's kernels read: PQ2_0 rows, PQ2_0 panels (quant/pq2_panels.h, pq2_panel_form.h)
+// and trit planes (quant/trit_planes.h, trit_planes.h). model::Model holds every ternary matrix in one.
+inline constexpr quant::TensorType kPq2KernelForms[] = {
+    quant::TensorType::kPQ2_0, quant::TensorType::kPq2Panels, quant::TensorType::kTritPlanes};
+inline bool is_pq2_kernel_form(quant::TensorType type) {
+  for (const quant::TensorType form : kPq2KernelForms)
+    if (type == form) return true;
+  return false;
+}
 
 // y[t * y_stride + r] = row r of W · token t, for rows [row_begin, row_end) and every token of `a`.
 using Pq2RowsKernel = void (*)(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
