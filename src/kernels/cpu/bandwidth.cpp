@@ -40,9 +40,16 @@ struct ScalarSum {
   uint64_t total() const { return s0 + s1 + s2 + s3; }
 };
 
-// The patterns the probe tries, each on kPassesPerPattern passes.
+// The patterns the probe tries, in rounds of one pass each.
 constexpr StreamPattern kPatterns[] = {{1, false}, {1, true}, {4, false}, {8, false}, {16, false}};
-constexpr int kPassesPerPattern = 2;
+// Memory reads slowly after a pause and needs a while of steady load to reach its rate: on the Zen 5
+// host (12-02) successive 20 ms passes from idle read 9, 42, 43, 53, 47, 58 GB/s, then 54-64. One
+// warm-up pass and ten timed ones (≈ 0.3 s in all) read 40-44 GB/s while the 27B decode, streaming
+// for seconds, read 47. So the probe streams for a while before it times, and then times rounds for
+// a while, so that a neighbour's burst on a shared host does not decide the figure.
+constexpr double kWarmUpSeconds = 0.3;
+constexpr double kTimedSeconds = 1.0;
+constexpr int kMinRounds = 2;
 
 }  // namespace
 
@@ -82,9 +89,12 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
     });
     return static_cast<double>(total) / seconds_since(start) / 1e9;
   };
-  pass_gbs(kPatterns[0]);  // warms clocks and TLBs
+  for (const auto warm_up = std::chrono::steady_clock::now(); seconds_since(warm_up) < kWarmUpSeconds;) {
+    pass_gbs(kPatterns[0]);
+  }
   double best = 0.0;
-  for (int pass = 0; pass < kPassesPerPattern; ++pass) {
+  const auto timed = std::chrono::steady_clock::now();
+  for (int round = 0; round < kMinRounds || seconds_since(timed) < kTimedSeconds; ++round) {
     for (const StreamPattern& pattern : kPatterns) best = std::max(best, pass_gbs(pattern));
   }
   return best;
