@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/panel_lanes_avx512.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/pq2_slabs.h"
 #include "quant/pq2_panels.h"
@@ -24,14 +25,6 @@ constexpr int kTokenTile = 2;
 // none; 4 KiB into L1 (32 KiB there) no faster than none; 64 KiB into L2 the same as 16.
 constexpr int64_t kPrefetchBytes = 16 * 1024;
 constexpr int kPrefetchLines = 9;  // ≥ the 8.5 lines of a 16-row block
-
-// acc + VPDPBUSD(code, the four digit bytes at p in every lane), the broadcast folded into the
-// instruction as {1to16}: GCC 12 will not fold a set1 into the builtin, and the separate VPBROADCASTD per
-// product cost the kernel 1.15-1.2x in L2 (Zen 4, 12-01).
-inline __m512i dpbusd_bcast(__m512i acc, __m512i code, const int8_t* p) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(code), "m"(*reinterpret_cast<const int32_t*>(p)));
-  return acc;
-}
 
 struct PanelStream {
   const uint8_t* scales;
@@ -76,27 +69,12 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
                                _mm512_and_si512(_mm512_srli_epi32(qs, 4), low2),
                                _mm512_and_si512(_mm512_srli_epi32(qs, 6), low2)};
       for (int t = 0; t < T; ++t) {
-        // act_quant.h element order: field s of qs byte j meets digit byte 32·s + j.
-        const int8_t* hi_d = tokens[t].hi + 4 * q;
-        const int8_t* lo_d = hi_d + kActBlock;
-        __m512i hi = dpbusd_bcast(_mm512_setzero_si512(), code[0], hi_d);
-        __m512i lo = dpbusd_bcast(_mm512_set1_epi32(tokens[t].neg_sums[q]), code[0], lo_d);
-        for (int s = 1; s < 4; ++s) {
-          hi = dpbusd_bcast(hi, code[s], hi_d + 32 * s);
-          lo = dpbusd_bcast(lo, code[s], lo_d + 32 * s);
-        }
-        const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
-        const __m512 scale = _mm512_mul_ps(d_w, _mm512_set1_ps(tokens[t].steps[q]));
-        acc[t][q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[t][q]);
+        acc[t][q] = avx512::panel_lane_step(acc[t][q], code, tokens[t].hi + 4 * q, tokens[t].neg_sums[q],
+                                            tokens[t].steps[q], d_w);
       }
     }
   }
-  for (int t = 0; t < T; ++t) {
-    const __m512 sum = _mm512_add_ps(
-        _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][4]), _mm512_add_ps(acc[t][2], acc[t][6])),
-        _mm512_add_ps(_mm512_add_ps(acc[t][1], acc[t][5]), _mm512_add_ps(acc[t][3], acc[t][7])));
-    _mm512_storeu_ps(out[t], sum);
-  }
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], avx512::panel_lane_sum(acc[t]));
 }
 
 }  // namespace

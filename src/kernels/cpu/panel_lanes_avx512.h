@@ -1,0 +1,46 @@
+// The lane order's step on 16-row panels (PQ2_0 panels, trit panels): each row an int32 lane of a zmm,
+// each of the AVX2 order's eight lanes (qs bytes 4q..4q+3 of every field: code vector q) its own fp32
+// sum, so acc[q] lane r is pq2_rows_avx2's lane q of row r step for step. Included only by files compiled
+// for AVX-512 VNNI (*_vbmi.cpp).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/act_quant.h"
+
+namespace tern::kernels::cpu::avx512 {
+
+// acc + VPDPBUSD(code, the four digit bytes at p in every lane), the broadcast folded into the
+// instruction as {1to16}: GCC 12 will not fold a set1 into the builtin, and the separate VPBROADCASTD per
+// product cost the kernel 1.15-1.2x in L2 (Zen 4, 12-01).
+inline __m512i dpbusd_bcast(__m512i acc, __m512i code, const int8_t* p) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(code), "m"(*reinterpret_cast<const int32_t*>(p)));
+  return acc;
+}
+
+// acc[q] of one panel, block and token: code[s] holds field s of code vector q for the panel's rows,
+// hi_d the token's hi digits of the block at byte 4q (act_quant.h's order: field s of qs byte j meets
+// digit byte 32·s + j; the lo plane follows at + kActBlock), neg_sum and step its lane q's, d_w the
+// rows' scales of the block.
+inline __m512 panel_lane_step(__m512 acc, const __m512i (&code)[4], const int8_t* hi_d, int32_t neg_sum,
+                              float step, __m512 d_w) {
+  const int8_t* lo_d = hi_d + kActBlock;
+  __m512i hi = dpbusd_bcast(_mm512_setzero_si512(), code[0], hi_d);
+  __m512i lo = dpbusd_bcast(_mm512_set1_epi32(neg_sum), code[0], lo_d);
+  for (int s = 1; s < 4; ++s) {
+    hi = dpbusd_bcast(hi, code[s], hi_d + 32 * s);
+    lo = dpbusd_bcast(lo, code[s], lo_d + 32 * s);
+  }
+  const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_w, _mm512_set1_ps(step)), acc);
+}
+
+// The panel's rows: the eight lane sums added as pq2_rows_avx2 adds them.
+inline __m512 panel_lane_sum(const __m512 (&acc)[8]) {
+  return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[4]), _mm512_add_ps(acc[2], acc[6])),
+                       _mm512_add_ps(_mm512_add_ps(acc[1], acc[5]), _mm512_add_ps(acc[3], acc[7])));
+}
+
+}  // namespace tern::kernels::cpu::avx512
