@@ -22,9 +22,11 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/silu.h"
+#include "kernels/cpu/trit_panels.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/codec.h"
 #include "quant/pq2_panels.h"
+#include "quant/trit_panels.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -253,6 +255,27 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
                  state.range(0));
 }
 BENCHMARK(BM_TritPlanesKernelHot)->ArgsProduct({{1, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
+
+// The trit panels kernels on the same shape (in L2); args: tokens, then 0 for the decode kernel or 1 for
+// the prompt path (the expansion to PQ2_0 panels and their prompt kernel).
+void BM_TritPanelsKernelHot(benchmark::State& state) {
+  if (!cpu_features().has_avx512_vbmi()) {
+    state.SkipWithError("no AVX-512 VBMI here");
+    return;
+  }
+  const size_t pq2_row = kHotK / 128 * kPq2BlockBytes;
+  std::vector<uint8_t> rows(pq2_row * kHotN), panels(quant::trit_panels_bytes(kHotN, kHotK));
+  const std::vector<float> values = gaussian(kHotK * kHotN);
+  for (int64_t r = 0; r < kHotN; ++r)
+    quant::quantize_row(quant::TensorType::kPQ2_0, &values[r * kHotK], &rows[r * pq2_row], kHotK);
+  quant::pack_trit_panels(rows.data(), pq2_row, kHotN, kHotK, panels.data());
+  const TernaryMatrix w{panels.data(), kHotN, kHotK, quant::trit_panels_row_bytes(kHotK),
+                        quant::TensorType::kTritPanels};
+  const bool decode = state.range(1) == 0;
+  run_hot_kernel(state, w, decode ? trit_panels_rows_lanes : trit_panels_rows_prompt_vbmi, state.range(0));
+  state.SetLabel(decode ? "trit panels decode" : "trit panels prompt");
+}
+BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
 #endif
 
 void PrefillShapes(benchmark::internal::Benchmark* b) {

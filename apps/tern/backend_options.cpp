@@ -23,9 +23,10 @@ void BackendOptions::add_to(CLI::App& command) {
 void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
   command
       .add_option("--ptq1-form", form,
-                  "what a PTQ1_0 file's matrices become at load: planes (1.6-bit trit planes: ≈ the file's "
-                  "size, 19% fewer bytes a decode token; fast with AVX-512 VBMI), pq2_0 (2.125 bits, fast "
-                  "everywhere) or auto (planes where the CPU has VBMI)")
+                  "what a PTQ1_0 file's matrices become at load: panels (1.6-bit trit panels: ≈ the file's "
+                  "size, 19% fewer bytes a decode token; fast with AVX-512 VBMI), planes (the same bytes row "
+                  "by row, a slower decode kernel), pq2_0 (2.125 bits, fast everywhere) or auto (panels "
+                  "where the CPU has VBMI, else pq2_0)")
       ->capture_default_str();
 }
 

@@ -13,6 +13,7 @@
 #include "model/fold_coverage.h"
 #include "quant/codec.h"
 #include "quant/pq2_panels.h"
+#include "quant/trit_panels.h"
 
 namespace tern::model {
 
@@ -94,6 +95,26 @@ void pack_panels(const kernels::MatrixView& m, uint8_t* out, int threads) {
   });
 }
 
+// A PTQ1_0 matrix in trit panels, over threads by whole panels: each panel's rows are transcoded to PQ2_0
+// in the thread's scratch, then packed.
+void pack_trit_panels(const kernels::MatrixView& m, uint8_t* out, int threads, const char* where) {
+  const int64_t panels = (m.rows + quant::kPq2PanelRows - 1) / quant::kPq2PanelRows;
+  const size_t panel_bytes = quant::trit_panel_bytes(m.cols);
+  const size_t pq2_row = *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols);
+  split_over_threads(panels, threads, [&](int64_t first, int64_t last) {
+    std::vector<uint8_t> pq2(pq2_row * quant::kPq2PanelRows);
+    for (int64_t p = first; p < last; ++p) {
+      const int64_t row = p * quant::kPq2PanelRows;
+      const int64_t rows = std::min(quant::kPq2PanelRows, m.rows - row);
+      for (int64_t r = 0; r < rows; ++r) {
+        quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(row + r),
+                             pq2.data() + static_cast<size_t>(r) * pq2_row, m.cols, where);
+      }
+      quant::pack_trit_panels(pq2.data(), pq2_row, rows, m.cols, out + static_cast<size_t>(p) * panel_bytes);
+    }
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<const Model> Model::open(const std::string& path, LoadOptions options) {
@@ -115,14 +136,15 @@ Model::Model(gguf::Reader file, LoadOptions options) : file_(std::move(file)) {
 }
 
 Ptq1Form default_ptq1_form() {
-  return cpu_features().has_avx512_vbmi() ? Ptq1Form::kTritPlanes : Ptq1Form::kPq2_0;
+  return cpu_features().has_avx512_vbmi() ? Ptq1Form::kTritPanels : Ptq1Form::kPq2_0;
 }
 
 Ptq1Form parse_ptq1_form(const std::string& name) {
   if (name == "auto") return default_ptq1_form();
+  if (name == "panels") return Ptq1Form::kTritPanels;
   if (name == "planes") return Ptq1Form::kTritPlanes;
   if (name == "pq2_0") return Ptq1Form::kPq2_0;
-  fail(ErrorKind::kInput, "--ptq1-form must be auto, planes or pq2_0, not '{}'", name);
+  fail(ErrorKind::kInput, "--ptq1-form must be auto, panels, planes or pq2_0, not '{}'", name);
 }
 
 Pq2Form default_pq2_form() {
@@ -139,6 +161,10 @@ Pq2Form parse_pq2_form(const std::string& name) {
 // The scalar codec re-packs ≈ 150 MB of PTQ1_0 a second per thread, so the rows are split over threads:
 // contiguous ranges, each written by one thread.
 void Model::repack_ptq1(const kernels::MatrixView& m, uint8_t* out, size_t row_bytes, int threads) const {
+  if (ptq1_placed_ == quant::TensorType::kTritPanels) {
+    pack_trit_panels(m, out, threads, file_.name().c_str());
+    return;
+  }
   split_over_threads(m.rows, threads, [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       quant::transcode_row(quant::TensorType::kPTQ1_0, ptq1_placed_, m.row(r),
@@ -154,8 +180,17 @@ void Model::place_matrices(const LoadOptions& options) {
     return m.data != nullptr && &m != &weights_.token_embd &&
            (m.type == quant::TensorType::kPTQ1_0 || options.placement == WeightPlacement::kHugePages);
   };
-  ptq1_placed_ =
-      options.ptq1_form == Ptq1Form::kTritPlanes ? quant::TensorType::kTritPlanes : quant::TensorType::kPQ2_0;
+  switch (options.ptq1_form) {
+    case Ptq1Form::kTritPanels:
+      ptq1_placed_ = quant::TensorType::kTritPanels;
+      break;
+    case Ptq1Form::kTritPlanes:
+      ptq1_placed_ = quant::TensorType::kTritPlanes;
+      break;
+    case Ptq1Form::kPq2_0:
+      ptq1_placed_ = quant::TensorType::kPQ2_0;
+      break;
+  }
   // Only a copy can change the order of the bytes: mapped PQ2_0 matrices are the file's rows.
   pq2_placed_ = options.placement == WeightPlacement::kHugePages && options.pq2_form == Pq2Form::kPanels
                     ? quant::TensorType::kPq2Panels
@@ -165,8 +200,8 @@ void Model::place_matrices(const LoadOptions& options) {
     return m.type == quant::TensorType::kPTQ1_0 ? *quant::row_bytes(ptq1_placed_, m.cols) : m.row_bytes;
   };
   const auto placed_bytes = [&](const kernels::MatrixView& m) {
-    return placed_type(m.type) == quant::TensorType::kPq2Panels
-               ? quant::pq2_panels_bytes(m.rows, m.cols)
+    return quant::is_panel_form(placed_type(m.type))
+               ? *quant::matrix_bytes(placed_type(m.type), m.rows, m.cols)
                : placed_row_bytes(m) * static_cast<size_t>(m.rows);
   };
   constexpr size_t kAlign = 64;

@@ -39,17 +39,21 @@ enum class WeightPlacement {
   kMapped,
 };
 
-// What PTQ1_0 matrices become at load; both are lossless and give the same logits, bit for bit.
+// What PTQ1_0 matrices become at load; all are lossless and give the same logits, bit for bit.
 enum class Ptq1Form {
-  // 1.6 bits a value (quant/trit_planes.h): memory ≈ the file and 19% fewer bytes a decode token than
-  // PQ2_0, on the AVX-512 VBMI kernels of kernels/cpu/trit_planes.h (elsewhere only the oracle reads it).
+  // 1.6 bits a value in 16-row panels (quant/trit_panels.h): memory ≈ the file and 19% fewer bytes a
+  // decode token than PQ2_0, on the AVX-512 VBMI kernels of kernels/cpu/trit_panels.h (elsewhere
+  // re-packed to PQ2_0 rows slab by slab, exact but slower).
+  kTritPanels,
+  // 1.6 bits a value row by row (quant/trit_planes.h), on the AVX-512 VBMI pairs kernel of
+  // kernels/cpu/trit_planes.h: the same bytes as trit panels, a slower decode on Zen 5 (1.5x, 12-02).
   kTritPlanes,
   // 2.125 bits a value: 1.21 × the file, read by every kernel.
   kPq2_0,
 };
-// Trit planes where cpu_features() has AVX-512 VBMI and VNNI, else PQ2_0.
+// Trit panels where cpu_features() has AVX-512 VBMI and VNNI, else PQ2_0.
 Ptq1Form default_ptq1_form();
-// "auto" (default_ptq1_form), "planes" or "pq2_0"; Error(kInput) naming the option otherwise.
+// "auto" (default_ptq1_form), "panels", "planes" or "pq2_0"; Error(kInput) naming the option otherwise.
 Ptq1Form parse_ptq1_form(const std::string& name);
 
 // What PQ2_0 matrices become when they are copied to huge pages (WeightPlacement::kHugePages; mapped ones

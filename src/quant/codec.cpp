@@ -23,12 +23,12 @@ void store_u16le(uint8_t* p, uint16_t v) {
   p[1] = static_cast<uint8_t>(v >> 8);
 }
 
-// A panel-form matrix has no row at any one address (quant/pq2_panels.h), so a call that takes one row
-// pointer would read other rows' bytes: a caller's bug, refused before anything is read.
+// A panel-form matrix has no row at any one address (quant/pq2_panels.h, quant/trit_panels.h), so a call
+// that takes one row pointer would read other rows' bytes: a caller's bug, refused before anything is read.
 void refuse_panels(TensorType type, const char* what) {
-  if (type == TensorType::kPq2Panels) {
-    fail(ErrorKind::kInternal,
-         "{}: pq2_panels has no addressable rows (quant::pq2_panels_to_rows gives PQ2_0 rows)", what);
+  if (is_panel_form(type)) {
+    fail(ErrorKind::kInternal, "{}: {} has no addressable rows (its *_to_rows gives PQ2_0 rows)", what,
+         traits(type).name);
   }
 }
 
@@ -281,6 +281,7 @@ void dequantize_row(TensorType type, const uint8_t* src, float* dst, int64_t k) 
       }
       return;
     case TensorType::kPq2Panels:
+    case TensorType::kTritPanels:
       break;  // refused above
   }
   fail(ErrorKind::kInternal, "dequantize_row: unhandled type {}", traits(type).name);
@@ -332,6 +333,7 @@ void quantize_row(TensorType type, const float* src, uint8_t* dst, int64_t k) {
       return;
     }
     case TensorType::kPq2Panels:
+    case TensorType::kTritPanels:
       break;  // refused above
   }
   fail(ErrorKind::kInternal, "quantize_row: unhandled type {}", traits(type).name);

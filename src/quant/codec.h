@@ -15,8 +15,8 @@ inline constexpr size_t kPtq1Bytes = 28;
 inline constexpr int kQ2Block = 64;  // mainline Q2_0 (type 42)
 inline constexpr size_t kQ2Bytes = 18;
 
-// dequantize_row, quantize_row and transcode_row take one row's bytes, which PQ2_0 panels do not have
-// (quant/pq2_panels.h): they throw Error(kInternal) for kPq2Panels.
+// dequantize_row, quantize_row and transcode_row take one row's bytes, which the panel forms do not have
+// (quant/pq2_panels.h, quant/trit_panels.h): they throw Error(kInternal) for kPq2Panels and kTritPanels.
 
 // Decode k values (k a multiple of the type's block) into fp32. Ternary values are
 // (code-1) * fp32(d); PQ2_0 and Q2_0 decode code 3 as +2d. Throws Error(kInput) if k is negative or

@@ -13,10 +13,7 @@ int64_t blocks_of(int64_t k) {
   return k / 128;
 }
 
-// Byte offsets, within a panel, of row r's scale and of its qs dword q, block b.
-size_t scale_offset(int64_t b, int64_t r) {
-  return 2 * static_cast<size_t>(kPq2PanelRows * b + r);
-}
+// Byte offset, within a panel, of row r's qs dword q, block b.
 size_t dword_offset(int64_t k, int64_t b, int64_t q, int64_t r) {
   return pq2_panel_scale_bytes(k) + kPq2PanelVectorBytes * static_cast<size_t>(kPq2PanelDwords * b + q) +
          kDwordBytes * static_cast<size_t>(r);
@@ -47,7 +44,7 @@ void pack_pq2_panels(const uint8_t* src, size_t src_row_bytes, int64_t rows, int
     for (int64_t b = 0; b < blocks_of(k); ++b) {
       const uint8_t* block =
           src + static_cast<size_t>(row) * src_row_bytes + static_cast<size_t>(b) * kBlockBytes;
-      std::memcpy(panel + scale_offset(b, r), block, 2);
+      std::memcpy(panel + pq2_panel_scale_offset(b, r), block, 2);
       for (int64_t q = 0; q < kPq2PanelDwords; ++q)
         std::memcpy(panel + dword_offset(k, b, q, r), block + 2 + kDwordBytes * static_cast<size_t>(q),
                     kDwordBytes);
@@ -64,7 +61,7 @@ void pq2_panels_to_rows(const uint8_t* panels, int64_t k, int64_t row_begin, int
     uint8_t* dst = out + static_cast<size_t>(row - row_begin) * row_bytes;
     for (int64_t b = 0; b < blocks_of(k); ++b) {
       uint8_t* block = dst + static_cast<size_t>(b) * kBlockBytes;
-      std::memcpy(block, panel + scale_offset(b, r), 2);
+      std::memcpy(block, panel + pq2_panel_scale_offset(b, r), 2);
       for (int64_t q = 0; q < kPq2PanelDwords; ++q)
         std::memcpy(block + 2 + kDwordBytes * static_cast<size_t>(q), panel + dword_offset(k, b, q, r),
                     kDwordBytes);

@@ -28,6 +28,10 @@ inline constexpr size_t kPq2PanelVectorBytes = 64;
 size_t pq2_panel_scale_bytes(int64_t k);
 size_t pq2_panel_bytes(int64_t k);
 size_t pq2_panels_bytes(int64_t rows, int64_t k);
+// Byte offset, within a panel, of row r's fp16 scale of block b (trit panels share the scale region).
+inline size_t pq2_panel_scale_offset(int64_t b, int64_t r) {
+  return 2 * static_cast<size_t>(kPq2PanelRows * b + r);
+}
 
 // Writes the panel form of `rows` PQ2_0 rows of k values (row r at src + r · src_row_bytes) to `out`
 // (pq2_panels_bytes(rows, k) bytes).

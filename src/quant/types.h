@@ -22,6 +22,9 @@ enum class TensorType : uint32_t {
   // tern's in-memory re-order of PQ2_0 in 16-row panels (quant/pq2_panels.h): the same bytes, but only
   // whole panels are addressable, not rows. Not a ggml id, never in a file.
   kPq2Panels = 0x10000 + 142,
+  // tern's in-memory re-pack of PTQ1_0 in 16-row panels, five codes a byte (quant/trit_panels.h): only
+  // whole panels are addressable. Not a ggml id, never in a file.
+  kTritPanels = 0x20000 + 143,
 };
 
 struct TypeTraits {
@@ -45,6 +48,16 @@ inline bool is_ternary(TensorType type) {
 // Bytes of one row of k values; nullopt if k is not a multiple of the block or the size overflows.
 // Trit planes rows are not blocks × block_bytes (quant/trit_planes.h). PQ2_0 panels answer PQ2_0's row
 // size, the bytes a row holds, though a panel-form matrix takes whole panels (quant::pq2_panels_bytes).
+// Trit panels answer a panel's bytes / 16.
 std::optional<size_t> row_bytes(TensorType type, int64_t k);
+
+// Bytes of a matrix of `rows` rows of k values: rows × row_bytes, but whole panels for the panel forms;
+// nullopt where row_bytes has none.
+std::optional<size_t> matrix_bytes(TensorType type, int64_t rows, int64_t k);
+
+// The forms whose rows are interleaved in 16-row panels: no row has an address of its own.
+inline bool is_panel_form(TensorType type) {
+  return type == TensorType::kPq2Panels || type == TensorType::kTritPanels;
+}
 
 }  // namespace tern::quant

@@ -17,7 +17,6 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/bandwidth.h"
-#include "quant/pq2_panels.h"
 #include "quant/types.h"
 
 namespace tern::tools {
@@ -177,13 +176,8 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
     // Matrices are read in the form they are re-packed to at load (model::Model); panels are read whole,
     // padding included.
     const quant::TensorType placed = model.placed_type(tensor.type);
-    if (placed == quant::TensorType::kPq2Panels) {
-      bytes += quant::pq2_panels_bytes(tensor.rows(), tensor.ne[0]);
-    } else {
-      bytes += placed != tensor.type
-                   ? *quant::row_bytes(placed, tensor.ne[0]) * static_cast<uint64_t>(tensor.rows())
-                   : tensor.nbytes;
-    }
+    bytes +=
+        placed != tensor.type ? *quant::matrix_bytes(placed, tensor.rows(), tensor.ne[0]) : tensor.nbytes;
   }
   const model::Config& c = model.config();
   const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());

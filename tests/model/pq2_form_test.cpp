@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "model/model.h"
 #include "quant/pq2_panels.h"
@@ -103,14 +104,31 @@ TEST(Pq2Form, PanelPackGivesTheSameBytesOnAnyThreadCount) {
 }
 
 TEST(Pq2Form, Ptq1MatricesKeepTheirPtq1Form) {
-  for (const Ptq1Form form : {Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
-    const TensorType expected = form == Ptq1Form::kTritPlanes ? TensorType::kTritPlanes : TensorType::kPQ2_0;
+  for (const auto& [form, expected] : {std::pair{Ptq1Form::kTritPanels, TensorType::kTritPanels},
+                                       std::pair{Ptq1Form::kTritPlanes, TensorType::kTritPlanes},
+                                       std::pair{Ptq1Form::kPq2_0, TensorType::kPQ2_0}}) {
     for (const WeightPlacement placement : {WeightPlacement::kHugePages, WeightPlacement::kMapped}) {
       const auto m = Model::open(testing_support::tiny_ptq1_model(),
                                  {.placement = placement, .ptq1_form = form, .pq2_form = Pq2Form::kPanels});
       EXPECT_EQ(m->placed_type(TensorType::kPTQ1_0), expected);
       for (const kernels::MatrixView& v : ternary_matrices(*m)) EXPECT_EQ(v.type, expected);
     }
+  }
+}
+
+TEST(Ptq1Form, ParsesItsNamesAndRefusesOthersNamingTheOption) {
+  EXPECT_EQ(parse_ptq1_form("panels"), Ptq1Form::kTritPanels);
+  EXPECT_EQ(parse_ptq1_form("planes"), Ptq1Form::kTritPlanes);
+  EXPECT_EQ(parse_ptq1_form("pq2_0"), Ptq1Form::kPq2_0);
+  EXPECT_EQ(parse_ptq1_form("auto"), default_ptq1_form());
+  EXPECT_EQ(default_ptq1_form(), cpu_features().has_avx512_vbmi() ? Ptq1Form::kTritPanels : Ptq1Form::kPq2_0);
+  try {
+    parse_ptq1_form("rows");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--ptq1-form must be auto, panels, planes or pq2_0, not 'rows'"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -9,6 +9,7 @@
 #include "kernels/ref/matmul.h"
 #include "model/gdn_order.h"
 #include "model/model.h"
+#include "quant/types.h"
 #include "tests/model/tiny_model.h"
 
 namespace tern::model {
@@ -129,7 +130,8 @@ TEST_F(WeightBinding, MappedPlacementViewsTheFile) {
   EXPECT_EQ(mapped->weights().token_embd.data, mapped->file().tensor("token_embd.weight").data.data());
 }
 
-// The PTQ1_0 re-pack at load is split over threads by rows; the placed bytes must not depend on how.
+// The PTQ1_0 re-pack at load is split over threads by rows (trit panels: by panels); the placed bytes
+// must not depend on how.
 TEST(WeightBindingPtq1, RePackGivesTheSameBytesOnAnyThreadCount) {
   const auto placed_bytes = [](const Model& m) {
     std::vector<uint8_t> bytes;
@@ -137,12 +139,13 @@ TEST(WeightBindingPtq1, RePackGivesTheSameBytesOnAnyThreadCount) {
       for (const kernels::MatrixView* view :
            {&layer.ffn_down, &layer.ffn_gate, &layer.gdn.qkv, &layer.attention.q}) {
         if (view->data == nullptr) continue;
-        bytes.insert(bytes.end(), view->data, view->data + view->row_bytes * static_cast<size_t>(view->rows));
+        bytes.insert(bytes.end(), view->data,
+                     view->data + *quant::matrix_bytes(view->type, view->rows, view->cols));
       }
     }
     return bytes;
   };
-  for (const Ptq1Form form : {Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
+  for (const Ptq1Form form : {Ptq1Form::kTritPanels, Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
     const auto one = Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form, .threads = 1});
     const std::vector<uint8_t> expected = placed_bytes(*one);
     ASSERT_FALSE(expected.empty());

@@ -140,15 +140,16 @@ std::vector<std::vector<float>> prompt_then_decode(Engine& engine, const std::ve
   return out;
 }
 
-TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogitsInBothPtq1Forms) {
+TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogitsInEveryPtq1Form) {
   Engine pq2(*model_);
   const auto prompt = random_prompt(*model_, 40, 7);
   const auto expected = prompt_then_decode(pq2, prompt);
-  for (const Ptq1Form form : {Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
+  for (const auto& [form, type] : {std::pair{Ptq1Form::kTritPanels, quant::TensorType::kTritPanels},
+                                   std::pair{Ptq1Form::kTritPlanes, quant::TensorType::kTritPlanes},
+                                   std::pair{Ptq1Form::kPq2_0, quant::TensorType::kPQ2_0}}) {
     const auto ptq1 = Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form});
     ASSERT_EQ(ptq1->file().find_tensor("output.weight")->type, quant::TensorType::kPTQ1_0);
-    EXPECT_EQ(ptq1->weights().output.type,
-              form == Ptq1Form::kTritPlanes ? quant::TensorType::kTritPlanes : quant::TensorType::kPQ2_0);
+    EXPECT_EQ(ptq1->weights().output.type, type);
     Engine engine(*ptq1);
     EXPECT_EQ(prompt_then_decode(engine, prompt), expected) << "ptq1 form " << static_cast<int>(form);
   }

@@ -26,4 +26,17 @@ inline std::vector<uint8_t> random_pq2_rows(int64_t rows, int64_t cols, uint32_t
   return bytes;
 }
 
+// The same with every code a trit (0..2): the rows a PTQ1_0 file transcodes to, which trit forms hold.
+inline std::vector<uint8_t> random_trit_pq2_rows(int64_t rows, int64_t cols, uint32_t seed) {
+  constexpr size_t kBlockBytes = 34;
+  std::vector<uint8_t> bytes = random_pq2_rows(rows, cols, seed);
+  std::mt19937 rng(seed ^ 0x5eedu);
+  for (size_t at = 0; at < bytes.size(); at += kBlockBytes) {
+    for (size_t i = 2; i < kBlockBytes; ++i) {
+      bytes[at + i] = static_cast<uint8_t>(rng() % 3 | rng() % 3 << 2 | rng() % 3 << 4 | rng() % 3 << 6);
+    }
+  }
+  return bytes;
+}
+
 }  // namespace tern::testing_support

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "quant/pq2_panels.h"
+#include "quant/types.h"
 #include "tests/model/tiny_model.h"
 
 namespace tern::tools {
@@ -96,11 +97,23 @@ TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
             tensors + state + 10 * kv_per_token);
   EXPECT_EQ(decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF32),
             tensors + state + 20 * kv_per_token);
-  // The PTQ1_0 file's matrices are smaller on disk but read as the same PQ2_0 in memory.
-  const auto ptq1 = model::Model::open(testing_support::tiny_ptq1_model());
+  // The PTQ1_0 file's matrices are smaller on disk; transcoded to PQ2_0 they read the PQ2_0 file's bytes.
+  const auto ptq1 =
+      model::Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = model::Ptq1Form::kPq2_0});
   EXPECT_LT(ptq1->file().file_size(), model->file().file_size());
   EXPECT_EQ(decode_bytes_per_token(*ptq1, 10, runtime::KvPrecision::kF16),
             decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF16));
+  // In trit panels they read whole panels of five codes a byte.
+  const auto panels =
+      model::Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = model::Ptq1Form::kTritPanels});
+  uint64_t panel_tensors = 0;
+  for (const gguf::TensorInfo& t : panels->file().tensors()) {
+    if (t.name == "token_embd.weight") continue;
+    panel_tensors += t.type == quant::TensorType::kPTQ1_0
+                         ? *quant::matrix_bytes(quant::TensorType::kTritPanels, t.rows(), t.ne[0])
+                         : t.nbytes;
+  }
+  EXPECT_EQ(decode_bytes_per_token(*panels, 0, runtime::KvPrecision::kF16), panel_tensors + state);
 }
 
 // Panels are read whole: a width of an odd block count adds 32 bytes a panel (quant/pq2_panels.h).

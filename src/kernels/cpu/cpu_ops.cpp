@@ -10,6 +10,7 @@
 #include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/silu.h"
 #include "kernels/cpu/site_transform.h"
+#include "kernels/cpu/trit_panels.h"
 #include "kernels/cpu/trit_planes.h"
 #include "kernels/ref/matmul.h"
 
@@ -31,6 +32,8 @@ cpu::Pq2RowsKernel decode_kernel(quant::TensorType form) {
       return cpu::trit_planes_decode_kernel();
     case quant::TensorType::kPq2Panels:
       return cpu::pq2_panel_form_decode_kernel();
+    case quant::TensorType::kTritPanels:
+      return cpu::trit_panels_decode_kernel();
     default:
       return cpu::pq2_decode_kernel();
   }
@@ -42,6 +45,8 @@ cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
       return cpu::trit_planes_rows_prompt;
     case quant::TensorType::kPq2Panels:
       return cpu::pq2_panel_form_prompt_kernel(n_tokens);
+    case quant::TensorType::kTritPanels:
+      return cpu::trit_panels_prompt_kernel(n_tokens);
     default:
       return cpu::pq2_prompt_kernel(n_tokens);
   }

@@ -12,6 +12,7 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/stream_read.h"
 #include "quant/pq2_panels.h"
+#include "quant/trit_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -76,8 +77,9 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
   // whole steps: the range widens to the line before and drops its last partial step, a few bytes of a
   // range of kilobytes.
   uintptr_t begin = 0, end = 0;
-  if (w.type == quant::TensorType::kPq2Panels) {
-    const size_t panel = quant::pq2_panel_bytes(w.cols);
+  if (quant::is_panel_form(w.type)) {
+    const size_t panel = w.type == quant::TensorType::kPq2Panels ? quant::pq2_panel_bytes(w.cols)
+                                                                 : quant::trit_panel_bytes(w.cols);
     begin =
         reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin / quant::kPq2PanelRows) * panel);
     end = reinterpret_cast<uintptr_t>(

@@ -49,10 +49,12 @@ struct TernaryMatrix {
   quant::TensorType type = quant::TensorType::kPQ2_0;
 };
 
-// The forms the matmul's kernels read: PQ2_0 rows, PQ2_0 panels (quant/pq2_panels.h, pq2_panel_form.h)
-// and trit planes (quant/trit_planes.h, trit_planes.h). model::Model holds every ternary matrix in one.
+// The forms the matmul's kernels read: PQ2_0 rows, PQ2_0 panels (quant/pq2_panels.h, pq2_panel_form.h),
+// trit planes (quant/trit_planes.h, trit_planes.h) and trit panels (quant/trit_panels.h,
+// trit_panels.h). model::Model holds every ternary matrix in one.
 inline constexpr quant::TensorType kPq2KernelForms[] = {
-    quant::TensorType::kPQ2_0, quant::TensorType::kPq2Panels, quant::TensorType::kTritPlanes};
+    quant::TensorType::kPQ2_0, quant::TensorType::kPq2Panels, quant::TensorType::kTritPlanes,
+    quant::TensorType::kTritPanels};
 inline bool is_pq2_kernel_form(quant::TensorType type) {
   for (const quant::TensorType form : kPq2KernelForms)
     if (type == form) return true;

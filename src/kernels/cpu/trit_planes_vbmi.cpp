@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/pq2_pairs_avx512.h"
 #include "kernels/cpu/pq2_tile.h"
+#include "kernels/cpu/trit_lookups_vbmi.h"
 #include "kernels/cpu/trit_planes.h"
 #include "quant/trit_planes.h"
 
@@ -18,54 +19,16 @@ namespace {
 constexpr int64_t kBlocksPerUnit = 5;  // two sources: ten code vectors
 constexpr int64_t kUnitSourceBytes = 2 * quant::kPlaneSourceBytes;
 
-// The lookups of quant/trit_planes.h: slots 0 and 1 from the low six bits, 2w from the low seven
-// (a 128-entry table, two registers), slots 2..4 from u = 2w + H.
-struct Tables {
-  __m512i slot0, slot1, twice_w[2], slot2, slot3, slot4;
-};
-
-Tables make_tables() {
-  alignas(64) uint8_t by_low6[2][64] = {};
-  alignas(64) uint8_t twice_w[128] = {};
-  alignas(64) uint8_t by_u[3][64] = {};
-  for (int low7 = 0; low7 < 128; ++low7) {
-    if ((low7 & 63) == 63) continue;  // never stored
-    const std::array<uint8_t, 5> slots = quant::trit_plane_slots(static_cast<uint8_t>(low7));
-    by_low6[0][low7 & 63] = slots[0];
-    by_low6[1][low7 & 63] = slots[1];
-    twice_w[low7] = static_cast<uint8_t>(9 * slots[2] + 3 * slots[3] + slots[4]);  // u with H = 0
-  }
-  for (int u = 0; u < 27; ++u) {
-    const std::array<uint8_t, 5> slots = quant::trit_plane_slots(quant::trit_plane_byte(
-        {0, 0, static_cast<uint8_t>(u / 9), static_cast<uint8_t>(u / 3 % 3), static_cast<uint8_t>(u % 3)}));
-    for (int s = 0; s < 3; ++s) by_u[s][u] = slots[2 + s];
-  }
-  const auto load = [](const uint8_t* p) { return _mm512_load_si512(p); };
-  return Tables{load(by_low6[0]), load(by_low6[1]), {load(twice_w), load(twice_w + 64)},
-                load(by_u[0]),    load(by_u[1]),    load(by_u[2])};
-}
-
-// The five code vectors held by 64 source bytes (a source, or the halves of two, below).
-inline void extract_bytes(__m512i bytes, const Tables& t, __m512i* vectors) {
-  vectors[0] = _mm512_permutexvar_epi8(bytes, t.slot0);
-  vectors[1] = _mm512_permutexvar_epi8(bytes, t.slot1);
-  const __m512i twice_w = _mm512_permutex2var_epi8(t.twice_w[0], bytes, t.twice_w[1]);
-  const __m512i u = _mm512_mask_add_epi8(twice_w, _mm512_movepi8_mask(bytes), twice_w, _mm512_set1_epi8(1));
-  vectors[2] = _mm512_permutexvar_epi8(u, t.slot2);
-  vectors[3] = _mm512_permutexvar_epi8(u, t.slot3);
-  vectors[4] = _mm512_permutexvar_epi8(u, t.slot4);
-}
-
 // The five code vectors of one 64-byte source.
-inline void extract(const uint8_t* source, const Tables& t, __m512i* vectors) {
+inline void extract(const uint8_t* source, const TritTables& t, __m512i* vectors) {
   extract_bytes(_mm512_loadu_si512(source), t, vectors);
 }
 
 // The five code vectors of two rows' sources as [row A | row B] halves. A byte's trits depend on that
 // byte only, so extracting [A bytes 0..31 | B bytes 0..31] gives each code vector's first field (2h) of
 // both rows, and the bytes 32..63 its second (2h + 1): the pair order's operands with no shuffle.
-inline void extract_pair(const uint8_t* source_a, const uint8_t* source_b, const Tables& t, __m512i* first,
-                         __m512i* second) {
+inline void extract_pair(const uint8_t* source_a, const uint8_t* source_b, const TritTables& t,
+                         __m512i* first, __m512i* second) {
   const auto join = [](const uint8_t* a, const uint8_t* b) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
@@ -76,15 +39,11 @@ inline void extract_pair(const uint8_t* source_a, const uint8_t* source_b, const
 
 // The code vectors of the `count` blocks (≤ 5) of unit `unit` of a row: one source, or two where the
 // blocks need more than five vectors.
-inline void extract_unit(const uint8_t* row, int64_t unit, int64_t count, const Tables& t, __m512i* vectors) {
+inline void extract_unit(const uint8_t* row, int64_t unit, int64_t count, const TritTables& t,
+                         __m512i* vectors) {
   const uint8_t* sources = row + unit * kUnitSourceBytes;
   extract(sources, t, vectors);
   if (2 * count > quant::kSlotsPerByte) extract(sources + quant::kPlaneSourceBytes, t, vectors + 5);
-}
-
-const Tables& plane_tables() {
-  static const Tables tables = make_tables();
-  return tables;
 }
 
 // The fp16 scales of a unit's `count` blocks as fp32: one convert for five blocks, where the PQ2_0 kernels
@@ -107,7 +66,7 @@ struct PlaneTiles {
   static void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
                    int64_t token) {
     constexpr int kPairs = avx512::PairTile<R, T>::kPairs;
-    const Tables& tables = plane_tables();
+    const TritTables& tables = plane_tables();
     const int64_t blocks = a.blocks();
     const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
     avx512::PairTile<R, T> tile(w, a, row, token);
@@ -182,7 +141,7 @@ void trit_planes_rows_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, 
 }
 
 void trit_planes_to_pq2_vbmi(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
-  const Tables& tables = plane_tables();
+  const TritTables& tables = plane_tables();
   const int64_t blocks = w.cols / kActBlock;
   const int64_t scales = quant::trit_plane_sources(w.cols) * quant::kPlaneSourceBytes;
   const int64_t pq2_row = blocks * static_cast<int64_t>(kPq2BlockBytes);

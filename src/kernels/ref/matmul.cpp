@@ -7,6 +7,7 @@
 #include "core/half.h"
 #include "quant/codec.h"
 #include "quant/pq2_panels.h"
+#include "quant/trit_panels.h"
 #include "quant/trit_planes.h"
 
 namespace tern::kernels::ref {
@@ -108,6 +109,12 @@ float dot_row(const MatrixView& w, int64_t row, const float* x) {
           }));
     case quant::TensorType::kTritPlanes:
       return static_cast<float>(dot_trit_blocks(bytes, w.cols, x, quant::trit_planes_load_block));
+    case quant::TensorType::kTritPanels:  // the panels hold no row of their own: w.data and the row
+      return static_cast<float>(dot_trit_blocks(
+          w.data, w.cols, x,
+          [row](const uint8_t* panels, int64_t k, int64_t b, uint8_t* codes, uint16_t* d_bits) {
+            quant::trit_panels_load_block(panels, k, row, b, codes, d_bits);
+          }));
     case quant::TensorType::kQ2_0:
       return static_cast<float>(dot_2bit_blocks(bytes, w.cols, 64, x));
     case quant::TensorType::kF32:

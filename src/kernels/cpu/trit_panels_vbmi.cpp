@@ -1,0 +1,183 @@
+// AVX-512 VBMI + VNNI kernels for trit panels (trit_panels.h, quant/trit_panels.h): the decode kernel and
+// the expansion to PQ2_0 panels for prompt tokens.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/grow_buffer.h"
+#include "kernels/cpu/panel_lanes_avx512.h"
+#include "kernels/cpu/pq2_panel_form.h"
+#include "kernels/cpu/pq2_slabs.h"
+#include "kernels/cpu/trit_lookups_vbmi.h"
+#include "kernels/cpu/trit_panels.h"
+#include "quant/pq2_panels.h"
+#include "quant/trit_panels.h"
+
+namespace tern::kernels::cpu {
+
+namespace {
+
+constexpr int kRows = static_cast<int>(quant::kPq2PanelRows);
+constexpr int kLanes = static_cast<int>(kYmmLanes);  // one code vector a lane
+constexpr int kFields = 4;
+constexpr int64_t kUnitBlocks = quant::kTritPanelBlocksPerUnit;
+constexpr size_t kSourceBytes = quant::kPq2PanelVectorBytes;
+// As pq2_panel_form_vbmi.cpp: the stream's next 16 KiB requested into L2 as this panel is read.
+constexpr int64_t kPrefetchBytes = 16 * 1024;
+
+// One panel of a trit-panel matrix.
+struct TritPanel {
+  const uint8_t* scales;
+  const uint8_t* sources;
+  int64_t blocks;
+};
+
+// The four fields of qs dword q for the C blocks of unit `unit`: fields[s][j] is block 5·unit + j's.
+template <int C>
+inline void unit_fields(const TritPanel& panel, int64_t unit, int q, const TritTables& tables,
+                        __m512i (&fields)[kFields][kUnitBlocks]) {
+  const uint8_t* source =
+      panel.sources + kSourceBytes * (quant::kTritPanelSourcesPerUnit * unit + kFields * q);
+  for (int s = 0; s < kFields; ++s)
+    extract_bytes(_mm512_loadu_si512(source + kSourceBytes * s), tables, fields[s]);
+}
+
+// acc[q] += the C blocks of unit `unit` · one token, block after block: each block the PQ2_0 panel
+// kernel's step on the same codes, so the same bits.
+template <int C>
+inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs& a, int64_t token,
+                       const TritTables& tables, __m512 (&acc)[kLanes]) {
+  const int64_t first = kUnitBlocks * unit;
+  __m512 d_w[C];
+  for (int j = 0; j < C; ++j) {
+    d_w[j] = _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 2 * kRows * (first + j))));
+  }
+  const int8_t* q8 = a.token_q(token) + first * kActBlockBytes;
+  const int32_t* neg_sums = a.token_ymm_neg_sums(token) + first * kYmmLanes;
+  const float* steps = a.token_ymm_scales(token) + first * kYmmLanes;
+  for (int q = 0; q < kLanes; ++q) {
+    __m512i fields[kFields][kUnitBlocks];
+    unit_fields<C>(panel, unit, q, tables, fields);
+    for (int j = 0; j < C; ++j) {
+      const __m512i code[kFields] = {fields[0][j], fields[1][j], fields[2][j], fields[3][j]};
+      acc[q] = avx512::panel_lane_step(acc[q], code, q8 + j * kActBlockBytes + 4 * q,
+                                       neg_sums[j * kYmmLanes + q], steps[j * kYmmLanes + q], d_w[j]);
+    }
+  }
+}
+
+// Row r of the panel · token t, in out[r].
+void panel_token(const TritPanel& panel, const uint8_t* prefetch_end, size_t panel_bytes,
+                 const QuantizedActs& a, int64_t token, const TritTables& tables, float out[kRows]) {
+  __m512 acc[kLanes];
+  for (__m512& sum : acc) sum = _mm512_setzero_ps();
+  const int64_t units = (panel.blocks + kUnitBlocks - 1) / kUnitBlocks;
+  const int64_t unit_stride = static_cast<int64_t>(panel_bytes) / units;
+  const uint8_t* last_line = prefetch_end - 64;
+  for (int64_t u = 0; u < units; ++u) {
+    const uint8_t* ahead = panel.scales + kPrefetchBytes + u * unit_stride;
+    for (int64_t line = 0; line < unit_stride + 64; line += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + line, last_line)), _MM_HINT_T1);
+    switch (std::min(kUnitBlocks, panel.blocks - kUnitBlocks * u)) {
+      case 5:
+        unit_steps<5>(panel, u, a, token, tables, acc);
+        break;
+      case 4:
+        unit_steps<4>(panel, u, a, token, tables, acc);
+        break;
+      case 3:
+        unit_steps<3>(panel, u, a, token, tables, acc);
+        break;
+      case 2:
+        unit_steps<2>(panel, u, a, token, tables, acc);
+        break;
+      default:
+        unit_steps<1>(panel, u, a, token, tables, acc);
+        break;
+    }
+  }
+  _mm512_storeu_ps(out, avx512::panel_lane_sum(acc));
+}
+
+// Panels [first, last) of w as PQ2_0 panels at out: the same scales, each code vector the OR of its four
+// expanded fields (codes are < 4, so a 16-bit shift keeps each in its byte).
+void expand_to_pq2_panels(const TernaryMatrix& w, int64_t first, int64_t last, uint8_t* out) {
+  const TritTables& tables = plane_tables();
+  const int64_t blocks = w.cols / kActBlock;
+  const size_t scale_bytes = quant::pq2_panel_scale_bytes(w.cols);
+  const size_t trit_bytes = quant::trit_panel_bytes(w.cols), pq2_bytes = quant::pq2_panel_bytes(w.cols);
+  for (int64_t p = first; p < last; ++p) {
+    const uint8_t* src = w.data + static_cast<size_t>(p) * trit_bytes;
+    uint8_t* dst = out + static_cast<size_t>(p - first) * pq2_bytes;
+    std::memcpy(dst, src, scale_bytes);
+    const TritPanel panel{src, src + scale_bytes, blocks};
+    for (int64_t u = 0; u * kUnitBlocks < blocks; ++u) {
+      for (int q = 0; q < kLanes; ++q) {
+        __m512i fields[kFields][kUnitBlocks];
+        unit_fields<kUnitBlocks>(panel, u, q, tables, fields);
+        for (int64_t j = 0; j < std::min(kUnitBlocks, blocks - kUnitBlocks * u); ++j) {
+          const __m512i codes = _mm512_or_si512(
+              _mm512_or_si512(fields[0][j], _mm512_slli_epi16(fields[1][j], 2)),
+              _mm512_or_si512(_mm512_slli_epi16(fields[2][j], 4), _mm512_slli_epi16(fields[3][j], 6)));
+          const int64_t vector = quant::kPq2PanelDwords * (kUnitBlocks * u + j) + q;
+          _mm512_storeu_si512(dst + scale_bytes + kSourceBytes * static_cast<size_t>(vector), codes);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void trit_panels_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                            int64_t row_begin, int64_t row_end) {
+  // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
+  // the re-pack, with the row kernel of the same order.
+  const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
+  rows_via_pq2(trit_panels_to_pq2, pq2_decode_kernel(), y, y_stride, w, a, row_begin, aligned);
+  if (aligned >= row_end || a.n_tokens == 0) return;
+  const TritTables& tables = plane_tables();
+  const int64_t blocks = a.blocks();
+  const size_t panel_bytes = quant::trit_panel_bytes(w.cols);
+  const size_t scale_bytes = quant::pq2_panel_scale_bytes(w.cols);
+  const int64_t first_panel = aligned / kRows, end_panel = (row_end + kRows - 1) / kRows;
+  const uint8_t* prefetch_end = w.data + static_cast<size_t>(end_panel) * panel_bytes;
+  for (int64_t p = first_panel; p < end_panel; ++p) {
+    const uint8_t* base = w.data + static_cast<size_t>(p) * panel_bytes;
+    const TritPanel panel{base, base + scale_bytes, blocks};
+    const int64_t row = p * kRows;
+    const auto valid = static_cast<__mmask16>((1u << std::min<int64_t>(kRows, row_end - row)) - 1u);
+    // Tokens one at a time: the panel (tens of KiB) is in L2 for the next.
+    for (int64_t t = 0; t < a.n_tokens; ++t) {
+      alignas(64) float out[kRows];
+      panel_token(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out));
+    }
+  }
+}
+
+void trit_panels_rows_prompt_vbmi(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                                  int64_t row_begin, int64_t row_end) {
+  constexpr int64_t kSlabPanels = 64;
+  if (row_begin >= row_end) return;
+  const Pq2RowsKernel kernel = pq2_panel_form_prompt_kernel(a.n_tokens);
+  const size_t pq2_bytes = quant::pq2_panel_bytes(w.cols);
+  const int64_t first_panel = row_begin / kRows, end_panel = (row_end + kRows - 1) / kRows;
+  thread_local GrowBuffer<uint8_t> scratch;
+  uint8_t* slab =
+      scratch.at_least(pq2_bytes * static_cast<size_t>(std::min(kSlabPanels, end_panel - first_panel)));
+  for (int64_t first = first_panel; first < end_panel; first += kSlabPanels) {
+    const int64_t last = std::min(end_panel, first + kSlabPanels);
+    expand_to_pq2_panels(w, first, last, slab);
+    const int64_t base = first * kRows;
+    const TernaryMatrix panels{slab, std::min(w.rows, last * kRows) - base, w.cols,
+                               static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes,
+                               quant::TensorType::kPq2Panels};
+    kernel(y + base, y_stride, panels, a, std::max(row_begin, base) - base,
+           std::min(row_end, last * kRows) - base);
+  }
+}
+
+}  // namespace tern::kernels::cpu
