@@ -18,11 +18,10 @@ int64_t blocks_of(int64_t k) {
   return k / 128;
 }
 
-// Byte offset, within a panel, of byte 4r + i of the source of unit u, qs dword q, field s.
-size_t source_byte(int64_t k, int64_t u, int64_t q, int64_t s, int64_t r, int64_t i) {
+// Byte offset, from a panel's first source, of byte 4r + i of the source of unit u, qs dword q, field s.
+size_t source_byte(int64_t u, int64_t q, int64_t s, int64_t r, int64_t i) {
   const int64_t source = kTritPanelSourcesPerUnit * u + 4 * q + s;
-  return pq2_panel_scale_bytes(k) + kPq2PanelVectorBytes * static_cast<size_t>(source) +
-         static_cast<size_t>(kQsDwordBytes * r + i);
+  return kPq2PanelVectorBytes * static_cast<size_t>(source) + static_cast<size_t>(kQsDwordBytes * r + i);
 }
 
 }  // namespace
@@ -45,8 +44,8 @@ size_t trit_panels_row_bytes(int64_t k) {
 }
 
 void pack_trit_panels(const uint8_t* src, size_t src_row_bytes, int64_t rows, int64_t k, uint8_t* out) {
-  const size_t panel_bytes = trit_panel_bytes(k);
-  const int64_t blocks = blocks_of(k);
+  const size_t panel_bytes = trit_panel_bytes(k), scale_bytes = pq2_panel_scale_bytes(k);
+  const int64_t blocks = blocks_of(k), units = trit_panel_units(k);
   std::memset(out, 0, trit_panels_bytes(rows, k));
   for (int64_t row = 0; row < rows; ++row) {
     uint8_t* panel = out + static_cast<size_t>(row / kPq2PanelRows) * panel_bytes;
@@ -54,7 +53,8 @@ void pack_trit_panels(const uint8_t* src, size_t src_row_bytes, int64_t rows, in
     const uint8_t* src_row = src + static_cast<size_t>(row) * src_row_bytes;
     for (int64_t b = 0; b < blocks; ++b)
       std::memcpy(panel + pq2_panel_scale_offset(b, r), src_row + b * kBlockBytes, 2);
-    for (int64_t u = 0; u < trit_panel_units(k); ++u) {
+    uint8_t* sources = panel + scale_bytes;
+    for (int64_t u = 0; u < units; ++u) {
       for (int64_t q = 0; q < kPq2PanelDwords; ++q) {
         for (int64_t s = 0; s < 4; ++s) {
           for (int64_t i = 0; i < kQsDwordBytes; ++i) {
@@ -69,7 +69,7 @@ void pack_trit_panels(const uint8_t* src, size_t src_row_bytes, int64_t rows, in
                      b);
               }
             }
-            panel[source_byte(k, u, q, s, r, i)] = trit_plane_byte(slots);
+            sources[source_byte(u, q, s, r, i)] = trit_plane_byte(slots);
           }
         }
       }
@@ -84,11 +84,12 @@ void trit_panels_load_block(const uint8_t* panels, int64_t k, int64_t row, int64
   const int64_t u = b / kTritPanelBlocksPerUnit, slot = b % kTritPanelBlocksPerUnit;
   const uint8_t* scale = panel + pq2_panel_scale_offset(b, r);
   *d_bits = static_cast<uint16_t>(scale[0] | (scale[1] << 8));
+  const uint8_t* sources = panel + pq2_panel_scale_bytes(k);
   for (int64_t q = 0; q < kPq2PanelDwords; ++q) {
     for (int64_t s = 0; s < 4; ++s) {
       for (int64_t i = 0; i < kQsDwordBytes; ++i) {
         // PQ2_0's element order: field s of qs byte 4q + i is element 4·(4q + i) + s.
-        codes[4 * (kQsDwordBytes * q + i) + s] = trit_plane_slots(panel[source_byte(k, u, q, s, r, i)])[slot];
+        codes[4 * (kQsDwordBytes * q + i) + s] = trit_plane_slots(sources[source_byte(u, q, s, r, i)])[slot];
       }
     }
   }
