@@ -33,8 +33,8 @@ struct TritPanel {
   int64_t blocks;
 };
 
-// The four fields of qs dword q for the C blocks of unit `unit`: fields[s][j] is block 5·unit + j's.
-template <int C>
+// The four fields of qs dword q for the blocks of unit `unit`: fields[s][j] is block 5·unit + j's (slots
+// past the row's last block hold code 0).
 inline void unit_fields(const TritPanel& panel, int64_t unit, int q, const TritTables& tables,
                         __m512i (&fields)[kFields][kUnitBlocks]) {
   const uint8_t* source =
@@ -59,7 +59,7 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
   const float* steps = a.token_ymm_scales(token) + first * kYmmLanes;
   for (int q = 0; q < kLanes; ++q) {
     __m512i fields[kFields][kUnitBlocks];
-    unit_fields<C>(panel, unit, q, tables, fields);
+    unit_fields(panel, unit, q, tables, fields);
     for (int j = 0; j < C; ++j) {
       const __m512i code[kFields] = {fields[0][j], fields[1][j], fields[2][j], fields[3][j]};
       acc[q] = avx512::panel_lane_step(acc[q], code, q8 + j * kActBlockBytes + 4 * q,
@@ -77,6 +77,7 @@ void panel_token(const TritPanel& panel, const uint8_t* prefetch_end, size_t pan
   const int64_t unit_stride = static_cast<int64_t>(panel_bytes) / units;
   const uint8_t* last_line = prefetch_end - 64;
   for (int64_t u = 0; u < units; ++u) {
+    // This unit's share of the stream, a line more for the rounding, kPrefetchBytes ahead.
     const uint8_t* ahead = panel.scales + kPrefetchBytes + u * unit_stride;
     for (int64_t line = 0; line < unit_stride + 64; line += 64)
       _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + line, last_line)), _MM_HINT_T1);
@@ -116,7 +117,7 @@ void expand_to_pq2_panels(const TernaryMatrix& w, int64_t first, int64_t last, u
     for (int64_t u = 0; u * kUnitBlocks < blocks; ++u) {
       for (int q = 0; q < kLanes; ++q) {
         __m512i fields[kFields][kUnitBlocks];
-        unit_fields<kUnitBlocks>(panel, u, q, tables, fields);
+        unit_fields(panel, u, q, tables, fields);
         for (int64_t j = 0; j < std::min(kUnitBlocks, blocks - kUnitBlocks * u); ++j) {
           const __m512i codes = _mm512_or_si512(
               _mm512_or_si512(fields[0][j], _mm512_slli_epi16(fields[1][j], 2)),
