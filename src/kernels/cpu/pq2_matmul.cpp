@@ -12,7 +12,6 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/stream_read.h"
 #include "quant/pq2_panels.h"
-#include "quant/trit_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -78,8 +77,7 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
   // range of kilobytes.
   uintptr_t begin = 0, end = 0;
   if (quant::is_panel_form(w.type)) {
-    const size_t panel = w.type == quant::TensorType::kPq2Panels ? quant::pq2_panel_bytes(w.cols)
-                                                                 : quant::trit_panel_bytes(w.cols);
+    const size_t panel = *quant::matrix_bytes(w.type, quant::kPq2PanelRows, w.cols);
     begin =
         reinterpret_cast<uintptr_t>(w.data + static_cast<size_t>(row_begin / quant::kPq2PanelRows) * panel);
     end = reinterpret_cast<uintptr_t>(
