@@ -42,15 +42,21 @@ struct Row {
   }
 
   // The lanes `mask` (not empty) of the sixteen values from element d on (d a multiple of 16, so they
-  // share one q8 group), as fp32; other lanes 0.
+  // share one q8 group), as fp32; other lanes 0. kFull: all sixteen lie in the row, the mask is ignored.
+  template <bool kFull>
   __m512 load16(int64_t d, __mmask16 mask) const {
     if constexpr (P == KvPrecision::kF16) {
-      return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(data) + d));
+      const uint16_t* p = static_cast<const uint16_t*>(data) + d;
+      return _mm512_cvtph_ps(kFull ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+                                   : _mm256_maskz_loadu_epi16(mask, p));
     } else if constexpr (P == KvPrecision::kF32) {
-      return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(data) + d);
+      const float* p = static_cast<const float*>(data) + d;
+      return kFull ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask, p);
     } else {
-      const __m512 codes = _mm512_cvtepi32_ps(
-          _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, static_cast<const int8_t*>(data) + d)));
+      const int8_t* p = static_cast<const int8_t*>(data) + d;
+      const __m128i bytes =
+          kFull ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_maskz_loadu_epi8(mask, p);
+      const __m512 codes = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
       return _mm512_mul_ps(codes, _mm512_set1_ps(scales[d / ref::kQ8Group]));
     }
   }
@@ -71,10 +77,33 @@ __m512 fold_lanes(__m512 x, __m512 y) {
                        _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+// Elements of a row in one 64-byte line: the loops step through rows a line at a time, so that each
+// line is requested once, one key block ahead, with no address arithmetic beyond one add.
+template <KvPrecision P>
+constexpr int64_t kLineElements = 64 / ref::kv_element_bytes(P);
+
+template <bool kFull>
+__m512 load_query(const float* q, __mmask16 mask) {
+  return kFull ? _mm512_loadu_ps(q) : _mm512_maskz_loadu_ps(mask, q);
+}
+
+// sum[k][j] += q_j · key_k over the sixteen elements from d on.
+template <KvPrecision P, int N, bool kFull>
+void score_step(const float* q, int64_t hd, const Row<P> (&keys)[4], int64_t d, __mmask16 mask,
+                __m512 (&sum)[4][N]) {
+  __m512 key[4];
+  for (int k = 0; k < 4; ++k) key[k] = keys[k].template load16<kFull>(d, mask);
+  for (int j = 0; j < N; ++j) {
+    const __m512 query = load_query<kFull>(q + j * hd + d, mask);
+    for (int k = 0; k < 4; ++k) sum[k][j] = _mm512_fmadd_ps(query, key[k], sum[k][j]);
+  }
+}
+
 template <KvPrecision P, int N>
 void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count, AttentionBlock& out) {
   const ref::KvView& kv = rows.kv;
   const int64_t hd = kv.head_dim;
+  constexpr int64_t kLine = kLineElements<P>;
   __m512 quads[N][4];
   for (int64_t quad = 0; quad < 4; ++quad) {
     const int64_t first = 4 * quad;
@@ -91,15 +120,16 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
     __m512 sum[4][N];
     for (int k = 0; k < 4; ++k)
       for (int j = 0; j < N; ++j) sum[k][j] = _mm512_setzero_ps();
-    for (int64_t d = 0; d < hd; d += 16) {
-      const __mmask16 mask = lanes(hd, d);
-      for (int k = 0; k < 4; ++k) rows.prefetch_next(keys[k].data, d, 16);
-      __m512 key[4];
-      for (int k = 0; k < 4; ++k) key[k] = keys[k].load16(d, mask);
-      for (int j = 0; j < N; ++j) {
-        const __m512 query = _mm512_maskz_loadu_ps(mask, q + j * hd + d);
-        for (int k = 0; k < 4; ++k) sum[k][j] = _mm512_fmadd_ps(query, key[k], sum[k][j]);
-      }
+    int64_t d = 0;
+    for (; d + 16 <= hd; d += 16) {
+      if (d % kLine == 0)
+        for (int k = 0; k < 4; ++k) rows.prefetch_line(keys[k].data, d);
+      score_step<P, N, true>(q, hd, keys, d, 0xffff, sum);
+    }
+    if (d < hd) {
+      if (d % kLine == 0)
+        for (int k = 0; k < 4; ++k) rows.prefetch_line(keys[k].data, d);
+      score_step<P, N, false>(q, hd, keys, d, lanes(hd, d), sum);
     }
     for (int j = 0; j < N; ++j) quads[j][quad] = fold_four(sum[0][j], sum[1][j], sum[2][j], sum[3][j]);
   }
@@ -110,26 +140,38 @@ void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count,
 }
 
 // acc_j[d0 .. d0 + 16·W) += Σ_i w[j][i] · value_i[...] over the block, the slices held in registers.
-template <KvPrecision P, int N, int W>
+// kFull: the slice lies inside the row.
+template <KvPrecision P, int N, int W, bool kFull>
 void add_slice(float* acc, const AttentionBlock& w, const KvHeadRows& rows, const Row<P>* values,
                int64_t count, int64_t hd, int64_t d0) {
   __mmask16 mask[W];
+  bool starts_line[W];
   __m512 a[W][N];
   for (int c = 0; c < W; ++c) {
     mask[c] = lanes(hd, d0 + 16 * c);
-    for (int j = 0; j < N; ++j) a[c][j] = _mm512_maskz_loadu_ps(mask[c], acc + j * hd + d0 + 16 * c);
+    starts_line[c] = (d0 + 16 * c) % kLineElements<P> == 0;
+    for (int j = 0; j < N; ++j) a[c][j] = load_query<kFull>(acc + j * hd + d0 + 16 * c, mask[c]);
   }
   for (int64_t i = 0; i < count; ++i) {
-    rows.prefetch_next(values[i].data, d0, 16 * W);
+    for (int c = 0; c < W; ++c)
+      if (starts_line[c]) rows.prefetch_line(values[i].data, d0 + 16 * c);
     __m512 v[W];
-    for (int c = 0; c < W; ++c) v[c] = values[i].load16(d0 + 16 * c, mask[c]);
+    for (int c = 0; c < W; ++c) v[c] = values[i].template load16<kFull>(d0 + 16 * c, mask[c]);
     for (int j = 0; j < N; ++j) {
       const __m512 weight = _mm512_set1_ps(w[j][i]);
       for (int c = 0; c < W; ++c) a[c][j] = _mm512_fmadd_ps(weight, v[c], a[c][j]);
     }
   }
-  for (int c = 0; c < W; ++c)
-    for (int j = 0; j < N; ++j) _mm512_mask_storeu_ps(acc + j * hd + d0 + 16 * c, mask[c], a[c][j]);
+  for (int c = 0; c < W; ++c) {
+    for (int j = 0; j < N; ++j) {
+      float* slice = acc + j * hd + d0 + 16 * c;
+      if constexpr (kFull) {
+        _mm512_storeu_ps(slice, a[c][j]);
+      } else {
+        _mm512_mask_storeu_ps(slice, mask[c], a[c][j]);
+      }
+    }
+  }
 }
 
 template <KvPrecision P, int N>
@@ -139,8 +181,8 @@ void add_n(float* acc, const AttentionBlock& w, const KvHeadRows& rows, int64_t 
   Row<P> values[kAttentionKeyBlock];
   for (int64_t i = 0; i < count; ++i) values[i] = Row<P>(kv.v, kv.v_scales, hd, rows.row(t0 + i));
   int64_t d = 0;
-  for (; d + 32 <= hd; d += 32) add_slice<P, N, 2>(acc, w, rows, values, count, hd, d);
-  for (; d < hd; d += 16) add_slice<P, N, 1>(acc, w, rows, values, count, hd, d);
+  for (; d + 32 <= hd; d += 32) add_slice<P, N, 2, true>(acc, w, rows, values, count, hd, d);
+  for (; d < hd; d += 16) add_slice<P, N, 1, false>(acc, w, rows, values, count, hd, d);
 }
 
 template <KvPrecision P>
