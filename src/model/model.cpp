@@ -95,23 +95,16 @@ void pack_panels(const kernels::MatrixView& m, uint8_t* out, int threads) {
   });
 }
 
-// A PTQ1_0 matrix in trit panels, over threads by whole panels: each panel's rows are transcoded to PQ2_0
-// in the thread's scratch, then packed.
-void pack_trit_panels(const kernels::MatrixView& m, uint8_t* out, int threads, const char* where) {
+// A PTQ1_0 matrix in trit panels, over threads by whole panels, straight from its rows.
+void pack_trit_panels(const kernels::MatrixView& m, uint8_t* out, int threads) {
   const int64_t panels = (m.rows + quant::kPq2PanelRows - 1) / quant::kPq2PanelRows;
   const size_t panel_bytes = quant::trit_panel_bytes(m.cols);
-  const size_t pq2_row = *quant::row_bytes(quant::TensorType::kPQ2_0, m.cols);
   split_over_threads(panels, threads, [&](int64_t first, int64_t last) {
-    std::vector<uint8_t> pq2(pq2_row * quant::kPq2PanelRows);
-    for (int64_t p = first; p < last; ++p) {
-      const int64_t row = p * quant::kPq2PanelRows;
-      const int64_t rows = std::min(quant::kPq2PanelRows, m.rows - row);
-      for (int64_t r = 0; r < rows; ++r) {
-        quant::transcode_row(quant::TensorType::kPTQ1_0, quant::TensorType::kPQ2_0, m.row(row + r),
-                             pq2.data() + static_cast<size_t>(r) * pq2_row, m.cols, where);
-      }
-      quant::pack_trit_panels(pq2.data(), pq2_row, rows, m.cols, out + static_cast<size_t>(p) * panel_bytes);
-    }
+    const int64_t row = first * quant::kPq2PanelRows;
+    const int64_t rows = std::min(last * quant::kPq2PanelRows, m.rows) - row;
+    if (rows > 0)
+      quant::pack_trit_panels_ptq1(m.row(row), m.row_bytes, rows, m.cols,
+                                   out + static_cast<size_t>(first) * panel_bytes);
   });
 }
 
@@ -162,7 +155,7 @@ Pq2Form parse_pq2_form(const std::string& name) {
 // contiguous ranges, each written by one thread.
 void Model::repack_ptq1(const kernels::MatrixView& m, uint8_t* out, size_t row_bytes, int threads) const {
   if (ptq1_placed_ == quant::TensorType::kTritPanels) {
-    pack_trit_panels(m, out, threads, file_.name().c_str());
+    pack_trit_panels(m, out, threads);
     return;
   }
   split_over_threads(m.rows, threads, [&](int64_t first, int64_t last) {

@@ -34,6 +34,10 @@ size_t trit_panels_row_bytes(int64_t k);
 // (trit_panels_bytes(rows, k) bytes). Fails on code 3, which no trit holds.
 void pack_trit_panels(const uint8_t* src, size_t src_row_bytes, int64_t rows, int64_t k, uint8_t* out);
 
+// The same for PTQ1_0 rows: the bytes pack_trit_panels writes for those rows transcoded to PQ2_0, in one
+// pass (each block's trits decoded once, five blocks' trits encoded a byte at a time by table).
+void pack_trit_panels_ptq1(const uint8_t* src, size_t src_row_bytes, int64_t rows, int64_t k, uint8_t* out);
+
 // Rows [row_begin, row_end) of a trit-panel matrix of k values as PQ2_0 rows, row i at
 // out + (i − row_begin) · (k / 128) · 34.
 void trit_panels_to_rows(const uint8_t* panels, int64_t k, int64_t row_begin, int64_t row_end, uint8_t* out);

@@ -1,5 +1,6 @@
 // Trit panels (quant/trit_panels.h): sizes, the byte layout the VBMI kernel reads, the lossless round trip
-// to PQ2_0 rows, code 3 refused, and the type's traits (in memory only, refused by the one-row codec calls).
+// to PQ2_0 rows, PTQ1_0 rows packed to the bytes of their PQ2_0 twins, code 3 refused, and the type's traits
+// (in memory only, refused by the one-row codec calls).
 #include "quant/trit_panels.h"
 
 #include <gtest/gtest.h>
@@ -86,6 +87,25 @@ TEST(TritPanels, RoundTripToRowsIsLossless) {
         EXPECT_EQ(0, std::memcmp(part.data(), src.data() + 3 * pq2_row(k),
                                  static_cast<size_t>(rows - 5) * pq2_row(k)));
       }
+    }
+  }
+}
+
+TEST(TritPanels, PtqOneRowsPackToTheBytesOfTheirPq2Twins) {
+  for (int64_t k : {128, 640, 896, 5120}) {
+    for (int64_t rows : {1, 16, 17, 40}) {
+      const std::vector<uint8_t> pq2 =
+          testing_support::random_trit_pq2_rows(rows, k, static_cast<uint32_t>(3 * k + rows));
+      const size_t ptq1_row = *row_bytes(TensorType::kPTQ1_0, k);
+      std::vector<uint8_t> ptq1(static_cast<size_t>(rows) * ptq1_row);
+      for (int64_t r = 0; r < rows; ++r) {
+        transcode_row(TensorType::kPQ2_0, TensorType::kPTQ1_0,
+                      pq2.data() + static_cast<size_t>(r) * pq2_row(k),
+                      ptq1.data() + static_cast<size_t>(r) * ptq1_row, k, "test");
+      }
+      std::vector<uint8_t> direct(trit_panels_bytes(rows, k), 0xcd);
+      pack_trit_panels_ptq1(ptq1.data(), ptq1_row, rows, k, direct.data());
+      EXPECT_EQ(direct, packed(pq2, rows, k)) << "k " << k << " rows " << rows;
     }
   }
 }
