@@ -142,22 +142,33 @@ void DecodeAttentionArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_DecodeAttention)->Apply(DecodeAttentionArgs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// The dispatched head kernel on one thread over 128 positions (512 KiB at fp16) read again and again from
-// L2: its arithmetic, without the memory's speed or the pool (range(0): 0 f16, 1 q8).
+// A head kernel on one thread over 128 positions (512 KiB at fp16) read again and again from L2: its
+// arithmetic, without the memory's speed or the pool. range(0): 0 f16, 1 q8; range(1): 2 AVX2, 3 AVX-512.
 void BM_DecodeAttentionHot(benchmark::State& state) {
   const int64_t n_keys = 128;
   const auto precision = state.range(0) == 0 ? ref::KvPrecision::kF16 : ref::KvPrecision::kQ8;
+#if defined(__x86_64__)
+  const bool avx512 = state.range(1) == 3;
+  if (avx512 ? !attention_avx512_supported() : !cpu_features().has_avx2_fma()) {
+    state.SkipWithError("ISA not supported");
+    return;
+  }
+  const AttentionHeadKernel kernel = avx512 ? attention_head_avx512 : attention_head_avx2;
+#else
+  state.SkipWithError("x86 kernels only");
+  return;
+  const AttentionHeadKernel kernel = attention_head_scalar;
+#endif
   const DecodeCache cache(precision, n_keys, 0);
   std::vector<float> q(kHeads * kHeadDim, 0.05f), out(q.size());
   for (auto _ : state) {
-    attention(out.data(), q.data(), cache.views[0], n_keys, kHeads, 0.0625f, nullptr,
-              attention_head_kernel());
+    attention(out.data(), q.data(), cache.views[0], n_keys, kHeads, 0.0625f, nullptr, kernel);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(state.iterations() * cache_bytes(precision, n_keys));
 }
 
-BENCHMARK(BM_DecodeAttentionHot)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecodeAttentionHot)->ArgsProduct({{0, 1}, {2, 3}})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace tern::kernels::cpu
