@@ -21,6 +21,7 @@ namespace {
 constexpr int kRows = static_cast<int>(quant::kPq2PanelRows);
 constexpr int kLanes = static_cast<int>(kYmmLanes);  // one code vector a lane
 constexpr int kFields = 4;
+constexpr int kTokenTile = 2;
 constexpr int64_t kUnitBlocks = quant::kTritPanelBlocksPerUnit;
 constexpr size_t kSourceBytes = quant::kPq2PanelVectorBytes;
 // As pq2_panel_form_vbmi.cpp: the stream's next 16 KiB requested into L2 as this panel is read.
@@ -43,36 +44,47 @@ inline void unit_fields(const TritPanel& panel, int64_t unit, int q, const TritT
     extract_bytes(_mm512_loadu_si512(source + kSourceBytes * s), tables, fields[s]);
 }
 
-// acc[q] += the C blocks of unit `unit` · one token, block after block: each block the PQ2_0 panel
-// kernel's step on the same codes, so the same bits.
-template <int C>
+// acc[t][q] += the C blocks of unit `unit` · token `token` + t, block after block: each block the PQ2_0
+// panel kernel's step on the same codes, so the same bits. The unit's sources are expanded once for the T
+// tokens.
+template <int C, int T>
 inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs& a, int64_t token,
-                       const TritTables& tables, __m512 (&acc)[kLanes]) {
+                       const TritTables& tables, __m512 (&acc)[T][kLanes]) {
   const int64_t first = kUnitBlocks * unit;
   __m512 d_w[C];
   for (int j = 0; j < C; ++j) {
     d_w[j] = _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 2 * kRows * (first + j))));
   }
-  const int8_t* q8 = a.token_q(token) + first * kActBlockBytes;
-  const int32_t* neg_sums = a.token_ymm_neg_sums(token) + first * kYmmLanes;
-  const float* steps = a.token_ymm_scales(token) + first * kYmmLanes;
+  const int8_t* q8[T];
+  const int32_t* neg_sums[T];
+  const float* steps[T];
+  for (int t = 0; t < T; ++t) {
+    q8[t] = a.token_q(token + t) + first * kActBlockBytes;
+    neg_sums[t] = a.token_ymm_neg_sums(token + t) + first * kYmmLanes;
+    steps[t] = a.token_ymm_scales(token + t) + first * kYmmLanes;
+  }
   for (int q = 0; q < kLanes; ++q) {
     __m512i fields[kFields][kUnitBlocks];
     unit_fields(panel, unit, q, tables, fields);
-    for (int j = 0; j < C; ++j) {
-      const __m512i code[kFields] = {fields[0][j], fields[1][j], fields[2][j], fields[3][j]};
-      acc[q] = avx512::panel_lane_step(acc[q], code, q8 + j * kActBlockBytes + 4 * q,
-                                       neg_sums[j * kYmmLanes + q], steps[j * kYmmLanes + q], d_w[j]);
+    for (int t = 0; t < T; ++t) {
+      for (int j = 0; j < C; ++j) {
+        const __m512i code[kFields] = {fields[0][j], fields[1][j], fields[2][j], fields[3][j]};
+        acc[t][q] =
+            avx512::panel_lane_step(acc[t][q], code, q8[t] + j * kActBlockBytes + 4 * q,
+                                    neg_sums[t][j * kYmmLanes + q], steps[t][j * kYmmLanes + q], d_w[j]);
+      }
     }
   }
 }
 
-// Row r of the panel · token t, in out[r].
-void panel_token(const TritPanel& panel, const uint8_t* prefetch_end, size_t panel_bytes,
-                 const QuantizedActs& a, int64_t token, const TritTables& tables, float out[kRows]) {
-  __m512 acc[kLanes];
-  for (__m512& sum : acc) sum = _mm512_setzero_ps();
+// Row r of the panel · token `token` + t, in out[t][r].
+template <int T>
+void panel_tokens(const TritPanel& panel, const uint8_t* prefetch_end, size_t panel_bytes,
+                  const QuantizedActs& a, int64_t token, const TritTables& tables, float out[T][kRows]) {
+  __m512 acc[T][kLanes];
+  for (int t = 0; t < T; ++t)
+    for (__m512& sum : acc[t]) sum = _mm512_setzero_ps();
   const int64_t units = (panel.blocks + kUnitBlocks - 1) / kUnitBlocks;
   const int64_t unit_stride = static_cast<int64_t>(panel_bytes) / units;
   const uint8_t* last_line = prefetch_end - 64;
@@ -83,23 +95,23 @@ void panel_token(const TritPanel& panel, const uint8_t* prefetch_end, size_t pan
       _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + line, last_line)), _MM_HINT_T1);
     switch (std::min(kUnitBlocks, panel.blocks - kUnitBlocks * u)) {
       case 5:
-        unit_steps<5>(panel, u, a, token, tables, acc);
+        unit_steps<5, T>(panel, u, a, token, tables, acc);
         break;
       case 4:
-        unit_steps<4>(panel, u, a, token, tables, acc);
+        unit_steps<4, T>(panel, u, a, token, tables, acc);
         break;
       case 3:
-        unit_steps<3>(panel, u, a, token, tables, acc);
+        unit_steps<3, T>(panel, u, a, token, tables, acc);
         break;
       case 2:
-        unit_steps<2>(panel, u, a, token, tables, acc);
+        unit_steps<2, T>(panel, u, a, token, tables, acc);
         break;
       default:
-        unit_steps<1>(panel, u, a, token, tables, acc);
+        unit_steps<1, T>(panel, u, a, token, tables, acc);
         break;
     }
   }
-  _mm512_storeu_ps(out, avx512::panel_lane_sum(acc));
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], avx512::panel_lane_sum(acc[t]));
 }
 
 // Panels [first, last) of w as PQ2_0 panels at out: the same scales, each code vector the OR of its four
@@ -150,11 +162,18 @@ void trit_panels_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, 
     const TritPanel panel{base, base + scale_bytes, blocks};
     const int64_t row = p * kRows;
     const auto valid = static_cast<__mmask16>((1u << std::min<int64_t>(kRows, row_end - row)) - 1u);
-    // Tokens one at a time: the panel (tens of KiB) is in L2 for the next.
-    for (int64_t t = 0; t < a.n_tokens; ++t) {
-      alignas(64) float out[kRows];
-      panel_token(panel, prefetch_end, panel_bytes, a, t, tables, out);
-      _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out));
+    // Tokens kTokenTile at a time, each source expanded once for the tile; the panel (tens of KiB) is
+    // in L2 for the next tile.
+    int64_t t = 0;
+    alignas(64) float out[kTokenTile][kRows];
+    for (; t + kTokenTile <= a.n_tokens; t += kTokenTile) {
+      panel_tokens<kTokenTile>(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      for (int i = 0; i < kTokenTile; ++i)
+        _mm512_mask_storeu_ps(y + (t + i) * y_stride + row, valid, _mm512_load_ps(out[i]));
+    }
+    if (t < a.n_tokens) {
+      panel_tokens<1>(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out[0]));
     }
   }
 }
