@@ -142,23 +142,25 @@ void DecodeAttentionArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_DecodeAttention)->Apply(DecodeAttentionArgs)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// The x86 head kernel `variant` names (2 AVX2, 3 AVX-512), or null where this CPU or build lacks it.
+AttentionHeadKernel x86_head_kernel([[maybe_unused]] int64_t variant) {
+#if defined(__x86_64__)
+  if (variant == 2 && cpu_features().has_avx2_fma()) return attention_head_avx2;
+  if (variant == 3 && attention_avx512_supported()) return attention_head_avx512;
+#endif
+  return nullptr;
+}
+
 // A head kernel on one thread over 128 positions (512 KiB at fp16) read again and again from L2: its
 // arithmetic, without the memory's speed or the pool. range(0): 0 f16, 1 q8; range(1): 2 AVX2, 3 AVX-512.
 void BM_DecodeAttentionHot(benchmark::State& state) {
   const int64_t n_keys = 128;
   const auto precision = state.range(0) == 0 ? ref::KvPrecision::kF16 : ref::KvPrecision::kQ8;
-#if defined(__x86_64__)
-  const bool avx512 = state.range(1) == 3;
-  if (avx512 ? !attention_avx512_supported() : !cpu_features().has_avx2_fma()) {
+  const AttentionHeadKernel kernel = x86_head_kernel(state.range(1));
+  if (kernel == nullptr) {
     state.SkipWithError("ISA not supported");
     return;
   }
-  const AttentionHeadKernel kernel = avx512 ? attention_head_avx512 : attention_head_avx2;
-#else
-  state.SkipWithError("x86 kernels only");
-  return;
-  const AttentionHeadKernel kernel = attention_head_scalar;
-#endif
   const DecodeCache cache(precision, n_keys, 0);
   std::vector<float> q(kHeads * kHeadDim, 0.05f), out(q.size());
   for (auto _ : state) {
