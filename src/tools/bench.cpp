@@ -158,6 +158,12 @@ void summarise(BenchTest& test) {
   test.sd_tok_s = test.tok_s.size() > 1 ? std::sqrt(squares / (n - 1.0)) : 0.0;
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 std::string model_name(const model::Model& model, const std::string& path) {
   if (const gguf::Value* name = model.file().find("general.name"); name != nullptr) {
     if (const auto* text = std::get_if<std::string>(&name->data)) return *text;
@@ -166,6 +172,20 @@ std::string model_name(const model::Model& model, const std::string& path) {
 }
 
 }  // namespace
+
+void compare_to_depth0(std::vector<BenchTest>& tests) {
+  for (BenchTest& test : tests) {
+    if (test.depth == 0 || test.tok_s.empty()) continue;
+    const auto twin = std::find_if(tests.begin(), tests.end(), [&](const BenchTest& t) {
+      return t.depth == 0 && t.prompt_tokens == test.prompt_tokens && t.gen_tokens == test.gen_tokens &&
+             t.tok_s.size() == test.tok_s.size();
+    });
+    if (twin == tests.end()) continue;
+    std::vector<double> ratios;
+    for (size_t r = 0; r < test.tok_s.size(); ++r) ratios.push_back(test.tok_s[r] / twin->tok_s[r]);
+    test.vs_depth0 = median(std::move(ratios)) - 1.0;
+  }
+}
 
 uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv) {
   const gguf::Reader& file = model.file();
@@ -239,6 +259,7 @@ BenchReport run_bench(const BenchOptions& options) {
     for (BenchTest& test : report.tests)
       test.tok_s.push_back(run_once(engine, test, options, rng, report.max_kv_bytes));
   for (BenchTest& test : report.tests) summarise(test);
+  compare_to_depth0(report.tests);
   report.peak_rss_bytes = peak_rss_bytes();
   // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
   // against the better of the two probes the fraction can understate, never overstate.
@@ -293,23 +314,29 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
       t["bytes_per_token"] = test.bytes_per_token;
       t["decode_bandwidth_fraction"] = test.decode_bandwidth_fraction;
     }
+    if (test.vs_depth0) t["vs_depth0"] = *test.vs_depth0;
     out["tests"].push_back(std::move(t));
   }
   return out;
 }
 
 std::string bench_markdown(const BenchReport& report) {
+  const bool depths = std::any_of(report.tests.begin(), report.tests.end(),
+                                  [](const BenchTest& test) { return test.vs_depth0.has_value(); });
   std::string out = fmt::format(
-      "| model | size | backend | threads | test | t/s | bytes/token | of bandwidth |\n"
-      "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+      "| model | size | backend | threads | test | t/s | bytes/token | of bandwidth |{}\n"
+      "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |{}\n",
+      depths ? " vs depth 0 (median pair) |" : "", depths ? " ---: |" : "");
   for (const BenchTest& test : report.tests) {
     const bool decode = test.gen_tokens > 0;
     out +=
-        fmt::format("| {} | {:.2f} MiB | {} | {} | {} | {:.2f} ± {:.2f} | {} | {} |\n", report.model,
+        fmt::format("| {} | {:.2f} MiB | {} | {} | {} | {:.2f} ± {:.2f} | {} | {} |", report.model,
                     static_cast<double>(report.model_bytes) / (1024.0 * 1024.0), report.backend,
                     report.threads, test.name, test.mean_tok_s, test.sd_tok_s,
                     decode ? fmt::format("{:.2f} MB", static_cast<double>(test.bytes_per_token) / 1e6) : "",
                     decode ? fmt::format("{:.1f}%", 100.0 * test.decode_bandwidth_fraction) : "");
+    if (depths) out += test.vs_depth0 ? fmt::format(" {:+.1f}% |", 100.0 * *test.vs_depth0) : " |";
+    out += "\n";
   }
   out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}; weights: {}\n",
                      report.bandwidth_gb_s, report.threads, report.isa, report.weights);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct BenchTest {
   double sd_tok_s = 0.0;
   uint64_t bytes_per_token = 0;            // tg only: decode bytes read per token at this depth
   double decode_bandwidth_fraction = 0.0;  // tg only
+  // A test at a depth whose depth-0 twin (the same pp or tg count) also ran: the median over repetitions
+  // of this test's t/s ÷ the twin's in the same round, − 1 (compare_to_depth0).
+  std::optional<double> vs_depth0{};
 };
 
 struct BenchReport {
@@ -78,6 +82,11 @@ struct BenchReport {
 // when there is no output.weight, as tied embeddings are then the head), the GDN recurrent state read
 // and written (2 × 4 B × GDN layers × n_v × dk × dv) and the K and V cache of every attention layer.
 uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv);
+
+// Sets vs_depth0 on every test at a depth > 0 with a depth-0 twin and as many repetitions. The repetitions
+// take turns over the tests, so each ratio compares two runs seconds apart; their median is moved far less
+// than the ratio of means by a shared host's phases, which last seconds to minutes.
+void compare_to_depth0(std::vector<BenchTest>& tests);
 
 // Streaming-read bandwidth in GB/s on a pool of `threads` (0: every hardware thread).
 double measure_bandwidth_gb_s(int threads, size_t bytes);

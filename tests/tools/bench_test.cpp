@@ -1,5 +1,6 @@
-// tern bench through the CLI on the tiny model: the JSON report has its keys and positive figures, and
-// the decode byte count follows from the model's tensors and state.
+// tern bench through the CLI on the tiny model: the JSON report has its keys and positive figures, depth
+// tests carry their median pair against depth 0, and the decode byte count follows from the model's
+// tensors and state.
 #include "tools/bench.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "quant/pq2_panels.h"
@@ -71,6 +73,33 @@ TEST(BenchOptions, ReadOnlyMatmulsNeedTheCpuBackend) {
     EXPECT_NE(std::string(e.what()).find("--read-only-matmuls needs the cpu backend"), std::string::npos)
         << e.what();
   }
+}
+
+// Each ratio pairs a depth test's repetition with its depth-0 twin's of the same round; the median
+// ignores the one round a host's phase threw off, where the ratio of the means would not.
+TEST(BenchDepth, ComparesEachRoundWithItsDepthZeroTwinByTheMedian) {
+  std::vector<BenchTest> tests(4);
+  tests[0] = {.name = "tg32", .gen_tokens = 32, .tok_s = {5.0, 6.0, 7.0, 4.0}};
+  tests[1] = {.name = "tg32 @ d8192", .gen_tokens = 32, .depth = 8192, .tok_s = {4.5, 5.4, 7.7, 2.0}};
+  tests[2] = {.name = "pp16 @ d8192", .prompt_tokens = 16, .depth = 8192, .tok_s = {9.0, 9.0, 9.0, 9.0}};
+  tests[3] = {.name = "tg32 @ d1024", .gen_tokens = 32, .depth = 1024, .tok_s = {4.0, 4.0}};
+  compare_to_depth0(tests);
+  EXPECT_FALSE(tests[0].vs_depth0);  // the twin itself
+  ASSERT_TRUE(tests[1].vs_depth0);
+  EXPECT_NEAR(*tests[1].vs_depth0, -0.1, 1e-12);  // ratios 0.9, 0.9, 1.1, 0.5: median 0.9
+  EXPECT_FALSE(tests[2].vs_depth0);               // no pp16 at depth 0
+  EXPECT_FALSE(tests[3].vs_depth0);               // rounds that do not pair up
+}
+
+TEST(BenchCli, DepthTestsReportTheirMedianPairAgainstDepthZero) {
+  const std::string command = std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                              " -p 0 -n 4 -d 0,16 --synthetic-depth -r 3 -t 2 --bandwidth-bytes 67108864";
+  const auto report = nlohmann::json::parse(run_command(command + " --json"));
+  ASSERT_EQ(report["tests"].size(), 2u);
+  EXPECT_FALSE(report["tests"][0].contains("vs_depth0"));
+  ASSERT_TRUE(report["tests"][1].contains("vs_depth0"));
+  EXPECT_GT(report["tests"][1]["vs_depth0"].get<double>(), -1.0);
+  EXPECT_NE(run_command(command).find("vs depth 0 (median pair)"), std::string::npos);
 }
 
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
