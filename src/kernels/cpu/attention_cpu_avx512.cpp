@@ -5,7 +5,8 @@
 // loaded query vector used for four keys), and the sixteen keys' partial sums of one head are folded into
 // one vector of sixteen scores by a shuffle tree instead of one horizontal sum per (key, head). Values are
 // added two vectors of the row at a time over the whole key block, each head's accumulator slice held in
-// registers for the block.
+// registers for the block. Rows are read a 64-byte line at a time, each line's copy one key block later
+// requested into L2 as the line is read.
 #include <immintrin.h>
 
 #include "kernels/cpu/attention_cpu.h"
@@ -82,9 +83,10 @@ __m512 fold_lanes(__m512 x, __m512 y) {
 template <KvPrecision P>
 constexpr int64_t kLineElements = 64 / ref::kv_element_bytes(P);
 
+// Sixteen floats from p (kFull), or the lanes `mask` of them.
 template <bool kFull>
-__m512 load_query(const float* q, __mmask16 mask) {
-  return kFull ? _mm512_loadu_ps(q) : _mm512_maskz_loadu_ps(mask, q);
+__m512 load_floats(const float* p, __mmask16 mask) {
+  return kFull ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(mask, p);
 }
 
 // sum[k][j] += q_j · key_k over the sixteen elements from d on.
@@ -94,7 +96,7 @@ void score_step(const float* q, int64_t hd, const Row<P> (&keys)[4], int64_t d, 
   __m512 key[4];
   for (int k = 0; k < 4; ++k) key[k] = keys[k].template load16<kFull>(d, mask);
   for (int j = 0; j < N; ++j) {
-    const __m512 query = load_query<kFull>(q + j * hd + d, mask);
+    const __m512 query = load_floats<kFull>(q + j * hd + d, mask);
     for (int k = 0; k < 4; ++k) sum[k][j] = _mm512_fmadd_ps(query, key[k], sum[k][j]);
   }
 }
@@ -150,7 +152,7 @@ void add_slice(float* acc, const AttentionBlock& w, const KvHeadRows& rows, cons
   for (int c = 0; c < W; ++c) {
     mask[c] = lanes(hd, d0 + 16 * c);
     starts_line[c] = (d0 + 16 * c) % kLineElements<P> == 0;
-    for (int j = 0; j < N; ++j) a[c][j] = load_query<kFull>(acc + j * hd + d0 + 16 * c, mask[c]);
+    for (int j = 0; j < N; ++j) a[c][j] = load_floats<kFull>(acc + j * hd + d0 + 16 * c, mask[c]);
   }
   for (int64_t i = 0; i < count; ++i) {
     for (int c = 0; c < W; ++c)
