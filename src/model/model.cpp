@@ -81,30 +81,16 @@ void split_over_threads(int64_t units, int threads, const std::function<void(int
     if (error) std::rethrow_exception(error);
 }
 
-// Writes PQ2_0 matrix m in panels (quant/pq2_panels.h) to `out`, straight from its rows, split over
-// threads by whole panels so that each thread's output is a range of panels of its own.
-void pack_panels(const kernels::MatrixView& m, uint8_t* out, int threads) {
+// Rows of m packed by `pack` (quant::pack_pq2_panels, quant::pack_trit_panels_ptq1) into panels of
+// panel_bytes at `out`, split over threads by whole panels so that each thread writes a range of its own.
+using PanelPacker = void (*)(const uint8_t* src, size_t src_row_bytes, int64_t rows, int64_t k, uint8_t* out);
+void pack_in_panels(const kernels::MatrixView& m, uint8_t* out, int threads, size_t panel_bytes,
+                    PanelPacker pack) {
   const int64_t panels = (m.rows + quant::kPq2PanelRows - 1) / quant::kPq2PanelRows;
-  const size_t panel_bytes = quant::pq2_panel_bytes(m.cols);
   split_over_threads(panels, threads, [&](int64_t first, int64_t last) {
     const int64_t row = first * quant::kPq2PanelRows;
     const int64_t rows = std::min(last * quant::kPq2PanelRows, m.rows) - row;
-    if (rows > 0)
-      quant::pack_pq2_panels(m.row(row), m.row_bytes, rows, m.cols,
-                             out + static_cast<size_t>(first) * panel_bytes);
-  });
-}
-
-// A PTQ1_0 matrix in trit panels, over threads by whole panels, straight from its rows.
-void pack_trit_panels(const kernels::MatrixView& m, uint8_t* out, int threads) {
-  const int64_t panels = (m.rows + quant::kPq2PanelRows - 1) / quant::kPq2PanelRows;
-  const size_t panel_bytes = quant::trit_panel_bytes(m.cols);
-  split_over_threads(panels, threads, [&](int64_t first, int64_t last) {
-    const int64_t row = first * quant::kPq2PanelRows;
-    const int64_t rows = std::min(last * quant::kPq2PanelRows, m.rows) - row;
-    if (rows > 0)
-      quant::pack_trit_panels_ptq1(m.row(row), m.row_bytes, rows, m.cols,
-                                   out + static_cast<size_t>(first) * panel_bytes);
+    if (rows > 0) pack(m.row(row), m.row_bytes, rows, m.cols, out + static_cast<size_t>(first) * panel_bytes);
   });
 }
 
@@ -155,7 +141,7 @@ Pq2Form parse_pq2_form(const std::string& name) {
 // contiguous ranges, each written by one thread.
 void Model::repack_ptq1(const kernels::MatrixView& m, uint8_t* out, size_t row_bytes, int threads) const {
   if (ptq1_placed_ == quant::TensorType::kTritPanels) {
-    pack_trit_panels(m, out, threads);
+    pack_in_panels(m, out, threads, quant::trit_panel_bytes(m.cols), quant::pack_trit_panels_ptq1);
     return;
   }
   split_over_threads(m.rows, threads, [&](int64_t first, int64_t last) {
@@ -221,7 +207,7 @@ void Model::place_matrices(const LoadOptions& options) {
     if (m.type == quant::TensorType::kPTQ1_0) {
       repack_ptq1(m, out, row_bytes, options.threads);
     } else if (placed_type(m.type) == quant::TensorType::kPq2Panels) {
-      pack_panels(m, out, options.threads);
+      pack_in_panels(m, out, options.threads, quant::pq2_panel_bytes(m.cols), quant::pack_pq2_panels);
     } else {
       std::memcpy(out, m.data, bytes);
     }
