@@ -68,12 +68,13 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
     __m512i fields[kFields][kUnitBlocks];
     unit_fields(panel, unit, q, tables, fields);
     for (int t = 0; t < T; ++t) {
+      __m512 sum = acc[t][q];
       for (int j = 0; j < C; ++j) {
         const __m512i code[kFields] = {fields[0][j], fields[1][j], fields[2][j], fields[3][j]};
-        acc[t][q] =
-            avx512::panel_lane_step(acc[t][q], code, q8[t] + j * kActBlockBytes + 4 * q,
-                                    neg_sums[t][j * kYmmLanes + q], steps[t][j * kYmmLanes + q], d_w[j]);
+        sum = avx512::panel_lane_step(sum, code, q8[t] + j * kActBlockBytes + 4 * q,
+                                      neg_sums[t][j * kYmmLanes + q], steps[t][j * kYmmLanes + q], d_w[j]);
       }
+      acc[t][q] = sum;
     }
   }
 }
