@@ -20,6 +20,13 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i code, const int8_t* p) {
   return acc;
 }
 
+// acc + (256·hi + lo) · (d_w · step): one block's exact lane dots from their digit sums, in the lane
+// order's rounding.
+inline __m512 panel_lane_scaled(__m512 acc, __m512i hi, __m512i lo, float step, __m512 d_w) {
+  const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_w, _mm512_set1_ps(step)), acc);
+}
+
 // acc[q] of one panel, block and token: code[s] holds field s of code vector q for the panel's rows,
 // hi_d the token's hi digits of the block at byte 4q (act_quant.h's order: field s of qs byte j meets
 // digit byte 32·s + j; the lo plane follows at + kActBlock), neg_sum and step its lane q's, d_w the
@@ -33,8 +40,7 @@ inline __m512 panel_lane_step(__m512 acc, const __m512i (&code)[4], const int8_t
     hi = dpbusd_bcast(hi, code[s], hi_d + 32 * s);
     lo = dpbusd_bcast(lo, code[s], lo_d + 32 * s);
   }
-  const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
-  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_w, _mm512_set1_ps(step)), acc);
+  return panel_lane_scaled(acc, hi, lo, step, d_w);
 }
 
 // The panel's rows: the eight lane sums added as pq2_rows_avx2 adds them.

@@ -44,9 +44,10 @@ inline void unit_fields(const TritPanel& panel, int64_t unit, int q, const TritT
     extract_bytes(_mm512_loadu_si512(source + kSourceBytes * s), tables, fields[s]);
 }
 
-// acc[t][q] += the C blocks of unit `unit` · token `token` + t, block after block: each block the PQ2_0
-// panel kernel's step on the same codes, so the same bits. The unit's sources are expanded once for the T
-// tokens.
+// acc[t][q] += the C blocks of unit `unit` · token `token` + t, each block the PQ2_0 panel kernel's step
+// on the same codes, so the same bits. The unit's sources are expanded once for the T tokens, one source
+// (one field of the C blocks) at a time into the blocks' digit sums, which are exact in any order: five
+// expanded vectors live at once instead of twenty (1.02-1.05x for one token in L2, Zen 5).
 template <int C, int T>
 inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs& a, int64_t token,
                        const TritTables& tables, __m512 (&acc)[T][kLanes]) {
@@ -65,15 +66,30 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
     steps[t] = a.token_ymm_scales(token + t) + first * kYmmLanes;
   }
   for (int q = 0; q < kLanes; ++q) {
-    __m512i fields[kFields][kUnitBlocks];
-    unit_fields(panel, unit, q, tables, fields);
+    const uint8_t* source =
+        panel.sources + kSourceBytes * (quant::kTritPanelSourcesPerUnit * unit + kFields * q);
+    __m512i hi[T][C], lo[T][C];
+    for (int t = 0; t < T; ++t) {
+      for (int j = 0; j < C; ++j) {
+        hi[t][j] = _mm512_setzero_si512();
+        lo[t][j] = _mm512_set1_epi32(neg_sums[t][j * kYmmLanes + q]);
+      }
+    }
+    for (int s = 0; s < kFields; ++s) {
+      __m512i field[kUnitBlocks];
+      extract_bytes(_mm512_loadu_si512(source + kSourceBytes * s), tables, field);
+      for (int t = 0; t < T; ++t) {
+        for (int j = 0; j < C; ++j) {
+          const int8_t* hi_d = q8[t] + j * kActBlockBytes + 4 * q + 32 * s;
+          hi[t][j] = avx512::dpbusd_bcast(hi[t][j], field[j], hi_d);
+          lo[t][j] = avx512::dpbusd_bcast(lo[t][j], field[j], hi_d + kActBlock);
+        }
+      }
+    }
     for (int t = 0; t < T; ++t) {
       __m512 sum = acc[t][q];
-      for (int j = 0; j < C; ++j) {
-        const __m512i code[kFields] = {fields[0][j], fields[1][j], fields[2][j], fields[3][j]};
-        sum = avx512::panel_lane_step(sum, code, q8[t] + j * kActBlockBytes + 4 * q,
-                                      neg_sums[t][j * kYmmLanes + q], steps[t][j * kYmmLanes + q], d_w[j]);
-      }
+      for (int j = 0; j < C; ++j)
+        sum = avx512::panel_lane_scaled(sum, hi[t][j], lo[t][j], steps[t][j * kYmmLanes + q], d_w[j]);
       acc[t][q] = sum;
     }
   }
