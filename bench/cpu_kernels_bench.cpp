@@ -287,6 +287,7 @@ void PrefillShapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2Gemm")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
 
+#if defined(__x86_64__)
 // Pq2Gemm on the panel form with its prompt kernel, the form the 27B's matrices take on AVX-512 VBMI.
 void BM_Pq2GemmPanels(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
@@ -296,6 +297,7 @@ void BM_Pq2GemmPanels(benchmark::State& state) {
   run_pq2_matmul(state, pq2_panel_form_rows_groups, quant::TensorType::kPq2Panels);
 }
 BENCHMARK(BM_Pq2GemmPanels)->Name("Pq2GemmPanels")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
+#endif
 
 // Activation quantisation of one token (the cost added to each matmul site), args: K.
 void BM_QuantizeActivations(benchmark::State& state) {
