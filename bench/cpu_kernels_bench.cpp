@@ -287,17 +287,12 @@ void PrefillShapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2Gemm")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
 
-#if defined(__x86_64__)
-// Pq2Gemm on the panel form with its prompt kernel, the form the 27B's matrices take on AVX-512 VBMI.
+// Pq2Gemm on the panel form with the prompt kernel the engine dispatches for it (the panel tile with
+// AVX-512 VNNI; elsewhere the slab re-pack to the row kernels).
 void BM_Pq2GemmPanels(benchmark::State& state) {
-  if (!cpu_features().has_avx512_vbmi()) {
-    state.SkipWithError("no AVX-512 VBMI here");
-    return;
-  }
-  run_pq2_matmul(state, pq2_panel_form_rows_groups, quant::TensorType::kPq2Panels);
+  run_pq2_matmul(state, pq2_panel_form_prompt_kernel(state.range(3)), quant::TensorType::kPq2Panels);
 }
 BENCHMARK(BM_Pq2GemmPanels)->Name("Pq2GemmPanels")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
-#endif
 
 // Activation quantisation of one token (the cost added to each matmul site), args: K.
 void BM_QuantizeActivations(benchmark::State& state) {
