@@ -248,24 +248,25 @@ TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {
 }
 
 #if defined(__x86_64__)
-TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
-  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+// 400 blocks of tiny to huge magnitudes (subnormal steps included), all-zero groups, NaN and infinity,
+// and exact ties of both roundings, through `vector` and the scalar quantiser.
+void expect_quantiser_equals_scalar(void (*vector_quantiser)(const float*, const ActBlockOut&)) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_real_distribution<float> exponent(-30.0f, 30.0f);
   for (int trial = 0; trial < 400; ++trial) {
     std::vector<float> x(128);
-    const float scale = std::exp2(exponent(rng));  // tiny to huge magnitudes, subnormal steps included
+    const float scale = std::exp2(exponent(rng));
     for (float& v : x) v = normal(rng) * scale;
-    if (trial % 5 == 1) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero group
+    if (trial % 5 == 1) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
     if (trial % 7 == 2) x[static_cast<size_t>(trial) % 128] = (trial % 2 == 0) ? NAN : -INFINITY;
-    if (trial % 11 == 3) {  // exact ties of both roundings: values on half steps
+    if (trial % 11 == 3) {  // values on half steps
       for (size_t j = 0; j < 32; ++j) x[j] = (static_cast<float>(j) - 15.5f) * 256.0f;
       x[0] = 127.0f * 256.0f * 16.0f;
     }
     QuantizedBlock scalar, vector;
     quantize_block(x.data(), scalar.out());
-    quantize_block_avx512(x.data(), vector.out());
+    vector_quantiser(x.data(), vector.out());
     ASSERT_TRUE(std::equal(std::begin(scalar.q), std::end(scalar.q), vector.q)) << "trial " << trial;
     ASSERT_TRUE(
         std::equal(std::begin(scalar.ymm_neg_sums), std::end(scalar.ymm_neg_sums), vector.ymm_neg_sums));
@@ -275,6 +276,16 @@ TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
     ASSERT_EQ(std::memcmp(scalar.zmm_scales, vector.zmm_scales, sizeof scalar.zmm_scales), 0)
         << "trial " << trial;
   }
+}
+
+TEST(CpuActQuant, Avx2QuantiserEqualsScalarByteForByte) {
+  if (!cpu_features().has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  expect_quantiser_equals_scalar(quantize_block_avx2);
+}
+
+TEST(CpuActQuant, Avx512QuantiserEqualsScalarByteForByte) {
+  if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  expect_quantiser_equals_scalar(quantize_block_avx512);
 }
 #endif
 

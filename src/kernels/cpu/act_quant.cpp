@@ -60,7 +60,11 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
   const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
   auto quantize_one = quantize_block;
 #if defined(__x86_64__)
-  if (cpu_features().has_avx512_vnni()) quantize_one = quantize_block_avx512;
+  if (cpu_features().has_avx512_vnni()) {
+    quantize_one = quantize_block_avx512;
+  } else if (cpu_features().has_avx2_fma()) {
+    quantize_one = quantize_block_avx2;
+  }
 #endif
   const auto quantize_blocks = [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b) {

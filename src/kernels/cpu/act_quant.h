@@ -98,7 +98,9 @@ class ActBuffer {
 // Quantises one block of 128 values. A group holding a NaN or infinity gets scale NaN and digits 0, so
 // the non-finite value reaches the output; an all-zero group gets scale 0.
 void quantize_block(const float* x, const ActBlockOut& out);
-// The same, byte for byte, with AVX-512 (F, BW, VNNI); run only where cpu_features() reports them.
+// The same, byte for byte, with AVX2 + FMA, or with AVX-512 (F, BW, VNNI); run only where cpu_features()
+// reports them.
+void quantize_block_avx2(const float* x, const ActBlockOut& out);
 void quantize_block_avx512(const float* x, const ActBlockOut& out);
 
 }  // namespace tern::kernels::cpu
