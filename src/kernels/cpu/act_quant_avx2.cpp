@@ -37,14 +37,13 @@ float group_step(const __m256 (&x)[kVectorsPerGroup]) {
 // The hi and lo digits of 8 values, as int32 lanes.
 void digits(const __m256 x, const __m256 step, __m256i& hi, __m256i& lo) {
   constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  const __m256 limit = _mm256_set1_ps(127.0f), digit = _mm256_set1_ps(kLoDigit);
+  const __m256 limit = _mm256_set1_ps(127.0f), neg_limit = _mm256_set1_ps(-127.0f);
+  const __m256 digit = _mm256_set1_ps(kLoDigit);
   const __m256 in_steps = _mm256_div_ps(x, step);
   const __m256 high = _mm256_round_ps(_mm256_div_ps(in_steps, digit), kNearest);
   // high · 256 is exact, so the fused form rounds as the scalar subtraction does.
   const __m256 low = _mm256_round_ps(_mm256_fnmadd_ps(high, digit, in_steps), kNearest);
-  const auto clamp = [&](__m256 v) {
-    return _mm256_min_ps(_mm256_max_ps(v, _mm256_sub_ps(_mm256_setzero_ps(), limit)), limit);
-  };
+  const auto clamp = [&](__m256 v) { return _mm256_min_ps(_mm256_max_ps(v, neg_limit), limit); };
   hi = _mm256_cvttps_epi32(clamp(high));
   lo = _mm256_cvttps_epi32(clamp(low));
 }
@@ -84,13 +83,10 @@ void quantize_block_avx2(const float* x, const ActBlockOut& out) {
     __m256 v[kVectorsPerGroup];
     for (int i = 0; i < kVectorsPerGroup; ++i) v[i] = _mm256_loadu_ps(x + kActGroup * g + 8 * i);
     steps[g] = group_step(v);
-    __m256i hi[kVectorsPerGroup], lo[kVectorsPerGroup];
-    for (int i = 0; i < kVectorsPerGroup; ++i) {
-      if (steps[g] > 0.0f) {  // false for 0 and NaN: the digits stay 0
-        digits(v[i], _mm256_set1_ps(steps[g]), hi[i], lo[i]);
-      } else {
-        hi[i] = lo[i] = _mm256_setzero_si256();
-      }
+    __m256i hi[kVectorsPerGroup] = {}, lo[kVectorsPerGroup] = {};
+    if (steps[g] > 0.0f) {  // false for 0 and NaN: the digits stay 0
+      const __m256 step = _mm256_set1_ps(steps[g]);
+      for (int i = 0; i < kVectorsPerGroup; ++i) digits(v[i], step, hi[i], lo[i]);
     }
     store_group(hi, g, out.q);
     store_group(lo, g, out.q + kActBlock);

@@ -37,13 +37,9 @@ struct MaddubsDot {
 
 void pq2_rows_avx2(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                    int64_t row_begin, int64_t row_end) {
-  if (a.n_tokens == 1) {
-    tiling::sweep<tiling::BlockTiles<Avx2Lanes<MaddubsDot<true>>>, 4, 1>(y, y_stride, w, a, row_begin,
-                                                                         row_end, 0, 1);
-    return;
-  }
-  tiling::rows<tiling::BlockTiles<Avx2Lanes<MaddubsDot<false>>>, 4, 2, 4>(y, y_stride, w, a, row_begin,
-                                                                          row_end);
+  using PromptTiles = tiling::BlockTiles<Avx2Lanes<MaddubsDot<false>>>;
+  using DecodeTiles = tiling::BlockTiles<Avx2Lanes<MaddubsDot<true>>>;
+  tiling::rows<PromptTiles, 4, 2, 4, DecodeTiles>(y, y_stride, w, a, row_begin, row_end);
 }
 
 }  // namespace tern::kernels::cpu

@@ -76,13 +76,14 @@ void sweep(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedAc
   }
 }
 
-// Decode: R_DECODE rows per tile. Prefill: the tokens in chunks whose activations fit L2, each chunk
-// swept with R_PREFILL × T_PREFILL tiles.
-template <class Tiler, int R_DECODE, int R_PREFILL, int T_PREFILL>
+// Decode: R_DECODE rows per tile of DecodeTiler (the same Tiler unless a kernel compiles its one-token
+// tiles differently). Prefill: the tokens in chunks whose activations fit L2, each chunk swept with
+// R_PREFILL × T_PREFILL tiles.
+template <class Tiler, int R_DECODE, int R_PREFILL, int T_PREFILL, class DecodeTiler = Tiler>
 void rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
           int64_t row_end) {
   if (a.n_tokens == 1) {
-    sweep<Tiler, R_DECODE, 1>(y, y_stride, w, a, row_begin, row_end, 0, 1);
+    sweep<DecodeTiler, R_DECODE, 1>(y, y_stride, w, a, row_begin, row_end, 0, 1);
     return;
   }
   const int64_t per_token = a.blocks() * kActBlockBytes;
