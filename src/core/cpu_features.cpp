@@ -1,5 +1,6 @@
 #include "core/cpu_features.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -8,9 +9,11 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__)
+#include <unistd.h>
+#endif
 #if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
-#include <unistd.h>
 #endif
 #if defined(__linux__) && defined(__aarch64__)
 #include <asm/hwcap.h>
@@ -128,6 +131,15 @@ std::string CpuFeatures::describe() const {
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = apply_cap(detect());
   return features;
+}
+
+int64_t l2_cache_bytes() {
+#if defined(__linux__) && defined(_SC_LEVEL2_CACHE_SIZE)
+  static const int64_t bytes = std::max<int64_t>(0, ::sysconf(_SC_LEVEL2_CACHE_SIZE));
+  return bytes;
+#else
+  return 0;
+#endif
 }
 
 }  // namespace tern

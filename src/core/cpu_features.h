@@ -1,6 +1,7 @@
 // What the running CPU can execute, read once at start; kernels dispatch on it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace tern {
@@ -38,5 +39,8 @@ struct CpuFeatures {
 // first call also asks the kernel for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM); AMX counts as
 // present only when that is granted.
 const CpuFeatures& cpu_features();
+
+// One core's L2 cache in bytes, as the OS reports it (read once); 0 where it does not.
+int64_t l2_cache_bytes();
 
 }  // namespace tern

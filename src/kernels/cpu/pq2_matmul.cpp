@@ -93,6 +93,12 @@ void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, cons
     std::fill(y + t * y_stride + row_begin, y + t * y_stride + row_end, 0.0f);
 }
 
+int64_t prompt_chunk_act_bytes() {
+  constexpr int64_t kMostBytes = 512 * 1024;
+  static const int64_t bytes = l2_cache_bytes() > 0 ? std::min(kMostBytes, l2_cache_bytes() / 2) : kMostBytes;
+  return bytes;
+}
+
 Pq2RowsKernel pq2_decode_kernel() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)

@@ -125,6 +125,12 @@ inline constexpr int64_t kPanelMinTokens = 2;
 Pq2RowsKernel pq2_decode_kernel();
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens);
 
+// The row kernels take prompt tokens in chunks whose activations, this many bytes, stay in L2 while the
+// chunk sweeps a thread's rows: half of one core's L2, the weights streaming through the rest, and at
+// most 512 KiB. On Zen 3 (512 KiB of L2) chunks of 256 KiB ran pp256 of the 27B ≈ 1.09× faster than
+// chunks of 512; on the 1–2 MiB L2 hosts the cap is what was measured best.
+int64_t prompt_chunk_act_bytes();
+
 // y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
 // the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or
 // row_bytes is too small for w.type. Allocates nothing. The kernel must be one for w.type.

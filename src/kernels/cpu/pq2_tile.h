@@ -18,9 +18,6 @@
 
 namespace tern::kernels::cpu::tiling {
 
-// Activations of this many bytes stay in L2 while a token chunk sweeps the thread's rows.
-inline constexpr int64_t kActChunkBytes = 512 * 1024;
-
 template <class Isa, int R, int T>
 void tile(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row,
           int64_t token) {
@@ -87,7 +84,8 @@ void rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedAct
     return;
   }
   const int64_t per_token = a.blocks() * kActBlockBytes;
-  const int64_t chunk = std::max<int64_t>(T_PREFILL, kActChunkBytes / per_token / T_PREFILL * T_PREFILL);
+  const int64_t chunk =
+      std::max<int64_t>(T_PREFILL, prompt_chunk_act_bytes() / per_token / T_PREFILL * T_PREFILL);
   for (int64_t t = 0; t < a.n_tokens; t += chunk) {
     sweep<Tiler, R_PREFILL, T_PREFILL>(y, y_stride, w, a, row_begin, row_end, t,
                                        std::min(a.n_tokens, t + chunk));
