@@ -326,6 +326,15 @@ TEST(CpuPq2Matmul, PromptChunksLeaveHalfTheL2) {
   }
 }
 
+TEST(CpuPq2Matmul, PromptChunksHoldWholeTiles) {
+  const int64_t bytes = prompt_chunk_act_bytes();
+  EXPECT_EQ(prompt_chunk_tokens(bytes / 8, 4), 8);
+  EXPECT_EQ(prompt_chunk_tokens(bytes / 11, 4), 8);
+  EXPECT_EQ(prompt_chunk_tokens(bytes / 3, 3), 3);
+  EXPECT_EQ(prompt_chunk_tokens(bytes, 4), 4);
+  EXPECT_EQ(prompt_chunk_tokens(bytes * 5, 4), 4);
+}
+
 // Decode tokens take the fastest one-token kernel. Prompt tokens take the group order: AMX where it exists
 // (the few-token kernel below kAmxMinTokens), else with AVX-512 VNNI the panel kernel (the group kernel
 // below kPanelMinTokens), else with AVX-VNNI the ymm panel kernel; without any of them, the decode kernel.

@@ -99,6 +99,11 @@ int64_t prompt_chunk_act_bytes() {
   return bytes;
 }
 
+int64_t prompt_chunk_tokens(int64_t per_token_act_bytes, int64_t tile_tokens) {
+  const int64_t tiles = prompt_chunk_act_bytes() / per_token_act_bytes / tile_tokens;
+  return std::max<int64_t>(1, tiles) * tile_tokens;
+}
+
 Pq2RowsKernel pq2_decode_kernel() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)

@@ -131,6 +131,9 @@ Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens);
 // chunks of 512; on the 1–2 MiB L2 hosts the cap is what was measured best.
 int64_t prompt_chunk_act_bytes();
 
+// Tokens in one such chunk: a whole number of tiles of tile_tokens, at least one tile.
+int64_t prompt_chunk_tokens(int64_t per_token_act_bytes, int64_t tile_tokens);
+
 // y: [a.n_tokens][w.rows]. Rows are split evenly over the pool's threads (pool may be null: runs on
 // the caller). Fails with Error(kInternal) if a.k != w.cols, cols is not a multiple of 128 or
 // row_bytes is too small for w.type. Allocates nothing. The kernel must be one for w.type.

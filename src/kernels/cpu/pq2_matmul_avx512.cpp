@@ -138,9 +138,7 @@ void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, 
     return;
   }
   // Tokens in chunks whose activations stay in L2 while the chunk sweeps the rows.
-  const int64_t per_token = a.blocks() * kActBlockBytes;
-  const int64_t chunk = std::max<int64_t>(
-      kPrefillTokens, prompt_chunk_act_bytes() / per_token / kPrefillTokens * kPrefillTokens);
+  const int64_t chunk = prompt_chunk_tokens(a.blocks() * kActBlockBytes, kPrefillTokens);
   for (int64_t t = 0; t < a.n_tokens; t += chunk)
     sweep(y, y_stride, w, a, perms, row_begin, row_end, t, std::min(a.n_tokens, t + chunk));
 }

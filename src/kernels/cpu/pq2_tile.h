@@ -83,9 +83,7 @@ void rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedAct
     sweep<DecodeTiler, R_DECODE, 1>(y, y_stride, w, a, row_begin, row_end, 0, 1);
     return;
   }
-  const int64_t per_token = a.blocks() * kActBlockBytes;
-  const int64_t chunk =
-      std::max<int64_t>(T_PREFILL, prompt_chunk_act_bytes() / per_token / T_PREFILL * T_PREFILL);
+  const int64_t chunk = prompt_chunk_tokens(a.blocks() * kActBlockBytes, T_PREFILL);
   for (int64_t t = 0; t < a.n_tokens; t += chunk) {
     sweep<Tiler, R_PREFILL, T_PREFILL>(y, y_stride, w, a, row_begin, row_end, t,
                                        std::min(a.n_tokens, t + chunk));
