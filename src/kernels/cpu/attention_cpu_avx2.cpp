@@ -1,7 +1,9 @@
 // AVX2 + FMA + F16C block policy for the online-softmax attention (attention_head.h): eight lanes of
 // fp32 per step, fp16 keys and values widened by vcvtph2ps, q8 codes sign-extended, converted and
 // multiplied by their group's scale once per loaded vector, each loaded key or value vector used for every
-// query head of the group. Values are added two vectors of the row at a time over the whole key block,
+// query head of the group. Keys are scored two at a time, so each loaded query vector serves both and the
+// 2 × 6 accumulator chains hide the FMA latency (one key's six chains left it exposed: ≈ 1.2× in L2,
+// docs/performance.md). Values are added two vectors of the row at a time over the whole key block,
 // so each head's accumulator slice stays in registers for the block. A head_dim that is not a multiple of
 // eight finishes lane by lane.
 #include <immintrin.h>
@@ -84,26 +86,56 @@ struct Row {
   }
 };
 
+// total[k][j] = q_j · key_k for K keys over the whole row: each query vector is loaded once for the K
+// keys, and K·N independent chains hide the FMA latency that one key's N chains leave exposed.
+template <KvPrecision P, int N, int K>
+void score_keys(const float* q, int64_t hd, const Row<P> (&keys)[K], const KvHeadRows& rows,
+                float (&total)[K][N]) {
+  __m256 sum[K][N];
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) sum[k][j] = _mm256_setzero_ps();
+  int64_t d = 0;
+  for (; d + 8 <= hd; d += 8) {
+    __m256 key[K];
+    for (int k = 0; k < K; ++k) key[k] = keys[k].load8(d);
+    for (int j = 0; j < N; ++j) {
+      __m256 query = _mm256_loadu_ps(q + j * hd + d);
+      // In a register: GCC would otherwise fold the load into each key's FMA and load it K times.
+      if constexpr (K > 1) __asm__("" : "+x"(query));
+      for (int k = 0; k < K; ++k) sum[k][j] = _mm256_fmadd_ps(query, key[k], sum[k][j]);
+    }
+  }
+  for (int k = 0; k < K; ++k)
+    for (int j = 0; j < N; ++j) total[k][j] = horizontal_sum(sum[k][j]);
+  for (; d < hd; ++d) {
+    for (int k = 0; k < K; ++k) {
+      const float key = keys[k].load1(d);
+      for (int j = 0; j < N; ++j) total[k][j] += q[j * hd + d] * key;
+    }
+  }
+  for (int k = 0; k < K; ++k) rows.prefetch_next(keys[k].data, 0, hd);
+}
+
 template <KvPrecision P, int N>
 void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count, AttentionBlock& out) {
   const ref::KvView& kv = rows.kv;
   const int64_t hd = kv.head_dim;
-  for (int64_t i = 0; i < count; ++i) {
-    const Row<P> key(kv.k, kv.k_scales, hd, rows.row(t0 + i));
-    rows.prefetch_next(key.data, 0, hd);
-    __m256 sum[N];
-    for (int j = 0; j < N; ++j) sum[j] = _mm256_setzero_ps();
-    int64_t d = 0;
-    for (; d + 8 <= hd; d += 8) {
-      const __m256 k = key.load8(d);
-      for (int j = 0; j < N; ++j) sum[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j * hd + d), k, sum[j]);
+  int64_t i = 0;
+  for (; i + 2 <= count; i += 2) {
+    const Row<P> keys[2] = {Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i)),
+                            Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i + 1))};
+    float total[2][N];
+    score_keys<P, N, 2>(q, hd, keys, rows, total);
+    for (int j = 0; j < N; ++j) {
+      out[j][i] = total[0][j];
+      out[j][i + 1] = total[1][j];
     }
-    float tail[N] = {};
-    for (; d < hd; ++d) {
-      const float k = key.load1(d);
-      for (int j = 0; j < N; ++j) tail[j] += q[j * hd + d] * k;
-    }
-    for (int j = 0; j < N; ++j) out[j][i] = horizontal_sum(sum[j]) + tail[j];
+  }
+  if (i < count) {
+    const Row<P> keys[1] = {Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i))};
+    float total[1][N];
+    score_keys<P, N, 1>(q, hd, keys, rows, total);
+    for (int j = 0; j < N; ++j) out[j][i] = total[0][j];
   }
 }
 
