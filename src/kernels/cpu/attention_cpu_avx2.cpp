@@ -86,11 +86,15 @@ struct Row {
   }
 };
 
-// total[k][j] = q_j · key_k for K keys over the whole row: each query vector is loaded once for the K
-// keys, and K·N independent chains hide the FMA latency that one key's N chains leave exposed.
+// out[j][i + k] = q_j · key(t0 + i + k) for K keys from i on, over the whole row: each query vector is
+// loaded once for the K keys, and K·N independent chains hide the FMA latency that one key's N chains
+// leave exposed.
 template <KvPrecision P, int N, int K>
-void score_keys(const float* q, int64_t hd, const Row<P> (&keys)[K], const KvHeadRows& rows,
-                float (&total)[K][N]) {
+void score_keys(const float* q, const KvHeadRows& rows, int64_t t0, int64_t i, AttentionBlock& out) {
+  const ref::KvView& kv = rows.kv;
+  const int64_t hd = kv.head_dim;
+  Row<P> keys[K];
+  for (int k = 0; k < K; ++k) keys[k] = Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i + k));
   __m256 sum[K][N];
   for (int k = 0; k < K; ++k)
     for (int j = 0; j < N; ++j) sum[k][j] = _mm256_setzero_ps();
@@ -106,11 +110,11 @@ void score_keys(const float* q, int64_t hd, const Row<P> (&keys)[K], const KvHea
     }
   }
   for (int k = 0; k < K; ++k)
-    for (int j = 0; j < N; ++j) total[k][j] = horizontal_sum(sum[k][j]);
+    for (int j = 0; j < N; ++j) out[j][i + k] = horizontal_sum(sum[k][j]);
   for (; d < hd; ++d) {
     for (int k = 0; k < K; ++k) {
       const float key = keys[k].load1(d);
-      for (int j = 0; j < N; ++j) total[k][j] += q[j * hd + d] * key;
+      for (int j = 0; j < N; ++j) out[j][i + k] += q[j * hd + d] * key;
     }
   }
   for (int k = 0; k < K; ++k) rows.prefetch_next(keys[k].data, 0, hd);
@@ -118,25 +122,9 @@ void score_keys(const float* q, int64_t hd, const Row<P> (&keys)[K], const KvHea
 
 template <KvPrecision P, int N>
 void scores_n(const float* q, const KvHeadRows& rows, int64_t t0, int64_t count, AttentionBlock& out) {
-  const ref::KvView& kv = rows.kv;
-  const int64_t hd = kv.head_dim;
   int64_t i = 0;
-  for (; i + 2 <= count; i += 2) {
-    const Row<P> keys[2] = {Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i)),
-                            Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i + 1))};
-    float total[2][N];
-    score_keys<P, N, 2>(q, hd, keys, rows, total);
-    for (int j = 0; j < N; ++j) {
-      out[j][i] = total[0][j];
-      out[j][i + 1] = total[1][j];
-    }
-  }
-  if (i < count) {
-    const Row<P> keys[1] = {Row<P>(kv.k, kv.k_scales, hd, rows.row(t0 + i))};
-    float total[1][N];
-    score_keys<P, N, 1>(q, hd, keys, rows, total);
-    for (int j = 0; j < N; ++j) out[j][i] = total[0][j];
-  }
+  for (; i + 2 <= count; i += 2) score_keys<P, N, 2>(q, rows, t0, i, out);
+  if (i < count) score_keys<P, N, 1>(q, rows, t0, i, out);
 }
 
 // acc_j[d0 .. d0 + 8·W) += Σ_i w[j][i] · value_i[...], the slices held in registers over the block.
