@@ -42,7 +42,7 @@ struct DecodeCache {
     std::normal_distribution<float> normal;
     const int64_t copies = std::max<int64_t>(
         1, (cycled_bytes + cache_bytes(precision, n_keys) - 1) / cache_bytes(precision, n_keys));
-    const int64_t rows = n_keys * kKvHeads;
+    const int64_t rows = ref::kv_rows(n_keys, kKvHeads);
     const int64_t groups = ref::q8_groups(kHeadDim);
     const auto values = static_cast<size_t>(rows * kHeadDim);
     std::vector<float> k(values), v(values);

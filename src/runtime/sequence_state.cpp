@@ -41,16 +41,17 @@ SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPr
   kv_heads_ = config.n_head_kv;
   head_dim_ = config.head_dim;
   kv_row_ = kv_heads_ * head_dim_;
+  slot_positions_ = kernels::ref::kv_block_positions(capacity);
   kv_layers_ = config.n_attention_layers();
   const int64_t gdn_layers = config.n_layer - kv_layers_;
   conv_size_ = (config.conv_kernel - 1) * config.gdn_conv_channels();
   recurrent_size_ = config.gdn_n_v * config.gdn_k_head_dim * config.gdn_v_head_dim;
   const int64_t element_bytes = kv == KvPrecision::kF32 ? 4 : 2;  // q8: 1 + 4/32 ≤ 2
   if (kv_layers_ > 0 &&
-      capacity > std::numeric_limits<int64_t>::max() / 4 / element_bytes / kv_row_ / kv_layers_) {
+      slot_positions_ > std::numeric_limits<int64_t>::max() / 4 / element_bytes / kv_row_ / kv_layers_) {
     fail(ErrorKind::kCapacity, "KV cache for {} tokens overflows the address space", capacity);
   }
-  const size_t kv_elems = static_cast<size_t>(kv_layers_ * capacity * kv_row_);
+  const size_t kv_elems = static_cast<size_t>(kv_layers_ * slot_positions_ * kv_row_);
   switch (kv) {
     case KvPrecision::kF16:
       k16_.assign(kv_elems, 0);
@@ -64,7 +65,7 @@ SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPr
       k8_.assign(kv_elems, 0);
       v8_.assign(kv_elems, 0);
       const auto scales =
-          static_cast<size_t>(kv_layers_ * capacity * kv_heads_ * kernels::ref::q8_groups(head_dim_));
+          static_cast<size_t>(kv_layers_ * slot_positions_ * kv_heads_ * kernels::ref::q8_groups(head_dim_));
       k_scales_.assign(scales, 0.0f);
       v_scales_.assign(scales, 0.0f);
       break;
@@ -98,34 +99,36 @@ bool SequenceState::fits(const model::Config& config) const {
 }
 
 void SequenceState::store_kv(int64_t slot, int64_t pos, const float* k, const float* v) {
-  const size_t base = static_cast<size_t>((slot * capacity_ + pos) * kv_row_);
-  switch (kv_) {
-    case KvPrecision::kF16:
-      for (int64_t i = 0; i < kv_row_; ++i) {
-        k16_[base + i] = fp32_to_fp16(k[i]);
-        v16_[base + i] = fp32_to_fp16(v[i]);
+  const size_t slot_rows = static_cast<size_t>(slot * slot_positions_ * kv_heads_);
+  const int64_t groups = kernels::ref::q8_groups(head_dim_);
+  for (int64_t j = 0; j < kv_heads_; ++j) {
+    const size_t row = slot_rows + static_cast<size_t>(kernels::ref::kv_row(pos, j, kv_heads_));
+    const size_t at = row * static_cast<size_t>(head_dim_);
+    const float* k_head = k + j * head_dim_;
+    const float* v_head = v + j * head_dim_;
+    switch (kv_) {
+      case KvPrecision::kF16:
+        for (int64_t d = 0; d < head_dim_; ++d) {
+          k16_[at + d] = fp32_to_fp16(k_head[d]);
+          v16_[at + d] = fp32_to_fp16(v_head[d]);
+        }
+        break;
+      case KvPrecision::kF32:
+        std::copy(k_head, k_head + head_dim_, k32_.begin() + static_cast<ptrdiff_t>(at));
+        std::copy(v_head, v_head + head_dim_, v32_.begin() + static_cast<ptrdiff_t>(at));
+        break;
+      case KvPrecision::kQ8: {
+        const size_t scale_at = row * static_cast<size_t>(groups);
+        kernels::ref::quantize_q8_head(k_head, head_dim_, &k8_[at], &k_scales_[scale_at]);
+        kernels::ref::quantize_q8_head(v_head, head_dim_, &v8_[at], &v_scales_[scale_at]);
+        break;
       }
-      break;
-    case KvPrecision::kF32:
-      std::copy(k, k + kv_row_, k32_.begin() + static_cast<ptrdiff_t>(base));
-      std::copy(v, v + kv_row_, v32_.begin() + static_cast<ptrdiff_t>(base));
-      break;
-    case KvPrecision::kQ8: {
-      const int64_t groups = kernels::ref::q8_groups(head_dim_);
-      const size_t scale_base = static_cast<size_t>((slot * capacity_ + pos) * kv_heads_ * groups);
-      for (int64_t j = 0; j < kv_heads_; ++j) {
-        const size_t at = base + static_cast<size_t>(j * head_dim_);
-        const size_t scale_at = scale_base + static_cast<size_t>(j * groups);
-        kernels::ref::quantize_q8_head(k + j * head_dim_, head_dim_, &k8_[at], &k_scales_[scale_at]);
-        kernels::ref::quantize_q8_head(v + j * head_dim_, head_dim_, &v8_[at], &v_scales_[scale_at]);
-      }
-      break;
     }
   }
 }
 
 kernels::ref::KvView SequenceState::kv_view(int64_t slot) const {
-  const size_t base = static_cast<size_t>(slot * capacity_ * kv_row_);
+  const size_t base = static_cast<size_t>(slot * slot_positions_ * kv_row_);
   kernels::ref::KvView view;
   view.precision = kv_;
   view.n_kv = kv_heads_;
@@ -141,7 +144,7 @@ kernels::ref::KvView SequenceState::kv_view(int64_t slot) const {
       break;
     case KvPrecision::kQ8: {
       const size_t scale_base =
-          static_cast<size_t>(slot * capacity_ * kv_heads_ * kernels::ref::q8_groups(head_dim_));
+          static_cast<size_t>(slot * slot_positions_ * kv_heads_ * kernels::ref::q8_groups(head_dim_));
       view.k = k8_.data() + base;
       view.v = v8_.data() + base;
       view.k_scales = k_scales_.data() + scale_base;
@@ -158,7 +161,7 @@ void SequenceState::for_each_kv_array(Self& self, F f) {
     using Element = typename std::remove_reference_t<decltype(array)>::value_type;
     if (array.empty()) return;
     const auto row_elements =
-        static_cast<size_t>(array.size()) / static_cast<size_t>(self.kv_layers_ * self.capacity_);
+        static_cast<size_t>(array.size()) / static_cast<size_t>(self.kv_layers_ * self.slot_positions_);
     f(array.data(), row_elements * sizeof(Element));
   };
   visit(self.k16_);
@@ -174,7 +177,7 @@ void SequenceState::for_each_kv_array(Self& self, F f) {
 size_t SequenceState::kv_bytes(int64_t n) const {
   size_t total = 0;
   for_each_kv_array(*this, [&](const void*, size_t position_bytes) {
-    total += static_cast<size_t>(kv_layers_ * n) * position_bytes;
+    total += static_cast<size_t>(kv_layers_ * kernels::ref::kv_block_positions(n)) * position_bytes;
   });
   return total;
 }
@@ -186,8 +189,9 @@ std::vector<uint8_t> SequenceState::save_kv(int64_t n) const {
   for_each_kv_array(*this, [&](const void* data, size_t position_bytes) {
     const auto* bytes = static_cast<const uint8_t*>(data);
     for (int64_t slot = 0; slot < kv_layers_; ++slot) {
-      const size_t length = static_cast<size_t>(n) * position_bytes;
-      if (length > 0) std::memcpy(at, bytes + static_cast<size_t>(slot * capacity_) * position_bytes, length);
+      const size_t length = static_cast<size_t>(kernels::ref::kv_block_positions(n)) * position_bytes;
+      if (length > 0)
+        std::memcpy(at, bytes + static_cast<size_t>(slot * slot_positions_) * position_bytes, length);
       at += length;
     }
   });
@@ -203,8 +207,9 @@ void SequenceState::load_kv(std::span<const uint8_t> in, int64_t n) {
   for_each_kv_array(*this, [&](void* data, size_t position_bytes) {
     auto* bytes = static_cast<uint8_t*>(data);
     for (int64_t slot = 0; slot < kv_layers_; ++slot) {
-      const size_t length = static_cast<size_t>(n) * position_bytes;
-      if (length > 0) std::memcpy(bytes + static_cast<size_t>(slot * capacity_) * position_bytes, at, length);
+      const size_t length = static_cast<size_t>(kernels::ref::kv_block_positions(n)) * position_bytes;
+      if (length > 0)
+        std::memcpy(bytes + static_cast<size_t>(slot * slot_positions_) * position_bytes, at, length);
       at += length;
     }
   });

@@ -40,13 +40,16 @@ class SequenceState {
   // True if this state was created for a model of this geometry.
   bool fits(const model::Config& config) const;
 
-  // KV of attention slot `slot`: row `pos` ← k, v ([n_kv][head_dim] each), rounded to the storage type.
+  // KV of attention slot `slot`: position `pos` ← k, v ([n_kv][head_dim] each), rounded to the storage
+  // type, each head at its row of the block layout (kernels::ref::kv_row).
   void store_kv(int64_t slot, int64_t pos, const float* k, const float* v);
   kernels::ref::KvView kv_view(int64_t slot) const;
 
-  // The stored KV rows [0, n) of every attention slot as raw bytes (kv_bytes(n) of them), and back:
-  // a copy made this way restores bit for bit whatever the precision. load_kv throws Error(kInput) if
-  // the size does not match or n exceeds the capacity; it does not move the position.
+  // The stored KV of positions [0, n) of every attention slot as raw bytes (kv_bytes(n) of them), and
+  // back: a copy made this way restores bit for bit whatever the precision. Whole blocks of the layout
+  // are copied, so positions past n in the last block ride along (never read before they are stored).
+  // load_kv throws Error(kInput) if the size does not match or n exceeds the capacity; it does not move
+  // the position.
   size_t kv_bytes(int64_t n) const;
   std::vector<uint8_t> save_kv(int64_t n) const;
   void load_kv(std::span<const uint8_t> bytes, int64_t n);
@@ -66,21 +69,23 @@ class SequenceState {
   KvPrecision kv_ = KvPrecision::kF16;
   int64_t kv_heads_ = 0;
   int64_t head_dim_ = 0;
-  int64_t kv_row_ = 0;     // kv_heads_ · head_dim_
-  int64_t kv_layers_ = 0;  // attention layers
-  int64_t conv_size_ = 0;  // per GDN layer
+  int64_t kv_row_ = 0;          // kv_heads_ · head_dim_: elements of one position
+  int64_t slot_positions_ = 0;  // capacity_ rounded up to whole KV blocks: positions a slot's arrays span
+  int64_t kv_layers_ = 0;       // attention layers
+  int64_t conv_size_ = 0;       // per GDN layer
   int64_t recurrent_size_ = 0;
   int64_t position_ = 0;
   // On huge pages where large (core/huge_pages.h): decode streams them every token.
-  StreamedVector<uint16_t> k16_, v16_;         // [attention layers][capacity][kv_row], fp16 bits
-  StreamedVector<float> k32_, v32_;            // same, fp32
-  StreamedVector<int8_t> k8_, v8_;             // same, kQ8 codes
-  StreamedVector<float> k_scales_, v_scales_;  // kQ8: [attention layers][capacity][kv_heads_][groups]
+  StreamedVector<uint16_t> k16_,
+      v16_;                          // fp16 bits, [attention layers][slot_positions_ · kv_heads_][head_dim]
+  StreamedVector<float> k32_, v32_;  // same, fp32
+  StreamedVector<int8_t> k8_, v8_;   // same, kQ8 codes
+  StreamedVector<float> k_scales_, v_scales_;  // kQ8: [attention layers][rows as k8_][groups]
   StreamedVector<float> conv_;                 // [gdn layers][conv_size_]
   StreamedVector<float> recurrent_;            // [gdn layers][recurrent_size_]
 
-  // f(bytes, position_bytes) for each KV array this precision uses, each laid out
-  // [attention layers][capacity][position_bytes]; Self is SequenceState or const SequenceState.
+  // f(bytes, position_bytes) for each KV array this precision uses, each [attention layers][slot_positions_
+  // · position_bytes] (a slot's positions in ref::kv_row's blocks); Self is SequenceState or const.
   template <class Self, class F>
   static void for_each_kv_array(Self& self, F f);
 };

@@ -15,6 +15,7 @@
 #include "core/half.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "tests/support/kv_layout.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -32,11 +33,14 @@ struct Cache {
   Cache(KvPrecision precision, int64_t n_keys, int64_t n_kv, int64_t hd, uint32_t seed) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal;
-    const auto n = static_cast<size_t>(n_keys * n_kv * hd);
-    k32.resize(n);
-    v32.resize(n);
-    for (float& x : k32) x = 2.0f * normal(rng);  // scores spread over several units: a peaky softmax
-    for (float& x : v32) x = normal(rng);
+    // Drawn position by position, then placed at their rows of the cache layout.
+    std::vector<float> k_drawn(static_cast<size_t>(n_keys * n_kv * hd)), v_drawn(k_drawn.size());
+    for (float& x : k_drawn) x = 2.0f * normal(rng);  // scores spread over several units: a peaky softmax
+    for (float& x : v_drawn) x = normal(rng);
+    k32 = testing_support::in_kv_layout(k_drawn, n_keys, n_kv, hd);
+    v32 = testing_support::in_kv_layout(v_drawn, n_keys, n_kv, hd);
+    const int64_t rows = ref::kv_rows(n_keys, n_kv);
+    const size_t n = k32.size();
     view.precision = precision;
     view.n_kv = n_kv;
     view.head_dim = hd;
@@ -49,9 +53,9 @@ struct Cache {
       const int64_t groups = ref::q8_groups(hd);
       k8.resize(n);
       v8.resize(n);
-      k_scales.resize(static_cast<size_t>(n_keys * n_kv * groups));
+      k_scales.resize(static_cast<size_t>(rows * groups));
       v_scales.resize(k_scales.size());
-      for (int64_t row = 0; row < n_keys * n_kv; ++row) {
+      for (int64_t row = 0; row < rows; ++row) {
         ref::quantize_q8_head(&k32[row * hd], hd, &k8[row * hd], &k_scales[row * groups]);
         ref::quantize_q8_head(&v32[row * hd], hd, &v8[row * hd], &v_scales[row * groups]);
       }

@@ -10,9 +10,12 @@
 #include "kernels/ref/attention.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/rope.h"
+#include "tests/support/kv_layout.h"
 
 namespace tern::kernels::ref {
 namespace {
+
+using testing_support::in_kv_layout;
 
 std::vector<float> random_vector(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -42,7 +45,7 @@ TEST(RefRope, NeoxPairsOnTheFirstRopeDims) {
   }
 }
 
-// Softmax attention written the obvious way over fp32 copies of the cache.
+// Softmax attention written the obvious way over fp32 copies of the cache, rows [position][n_kv][hd].
 std::vector<double> direct_attention(const std::vector<float>& q, const std::vector<float>& k,
                                      const std::vector<float>& v, int64_t n_keys, int64_t n_head,
                                      int64_t n_kv, int64_t hd, double scale) {
@@ -67,7 +70,8 @@ std::vector<double> direct_attention(const std::vector<float>& q, const std::vec
 }
 
 TEST(RefAttention, CausalGqaSoftmaxFp32AndFp16Storage) {
-  const int64_t n_head = 6, n_kv = 2, hd = 16, capacity = 9;
+  // 37 positions: two whole blocks of the cache layout and part of a third.
+  const int64_t n_head = 6, n_kv = 2, hd = 16, capacity = 37;
   const auto q = random_vector(n_head * hd, 1);
   auto k = random_vector(capacity * n_kv * hd, 2);
   auto v = random_vector(capacity * n_kv * hd, 3);
@@ -83,10 +87,14 @@ TEST(RefAttention, CausalGqaSoftmaxFp32AndFp16Storage) {
         vr[i] = fp16_to_fp32(v16[i]);
       }
     }
-    const KvView view{fp16 ? static_cast<const void*>(k16.data()) : k.data(),
-                      fp16 ? static_cast<const void*>(v16.data()) : v.data(),
+    const auto k32_cache = in_kv_layout(k, capacity, n_kv, hd),
+               v32_cache = in_kv_layout(v, capacity, n_kv, hd);
+    const auto k16_cache = in_kv_layout(k16, capacity, n_kv, hd);
+    const auto v16_cache = in_kv_layout(v16, capacity, n_kv, hd);
+    const KvView view{fp16 ? static_cast<const void*>(k16_cache.data()) : k32_cache.data(),
+                      fp16 ? static_cast<const void*>(v16_cache.data()) : v32_cache.data(),
                       fp16 ? KvPrecision::kF16 : KvPrecision::kF32, n_kv, hd};
-    for (int64_t n_keys : {1, 4, 9}) {
+    for (int64_t n_keys : {1, 4, 9, 16, 17, 37}) {
       std::vector<float> out(n_head * hd);
       attention(out.data(), q.data(), view, n_keys, n_head, 0.25f);
       const auto expect = direct_attention(q, kr, vr, n_keys, n_head, n_kv, hd, 0.25);
@@ -114,19 +122,26 @@ TEST(RefAttention, Q8StorageReadsAsCodesTimesGroupScales) {
   const int64_t groups = q8_groups(hd);
   ASSERT_EQ(groups, 2);
   const auto q = random_vector(n_head * hd, 7);
-  const auto k = random_vector(n_keys * n_kv * hd, 8);
-  const auto v = random_vector(n_keys * n_kv * hd, 9);
+  const auto k = in_kv_layout(random_vector(n_keys * n_kv * hd, 8), n_keys, n_kv, hd);
+  const auto v = in_kv_layout(random_vector(n_keys * n_kv * hd, 9), n_keys, n_kv, hd);
+  const int64_t rows = kv_rows(n_keys, n_kv);
   std::vector<int8_t> k8(k.size()), v8(v.size());
-  std::vector<float> k_scales(n_keys * n_kv * groups), v_scales(k_scales.size());
-  for (int64_t row = 0; row < n_keys * n_kv; ++row) {
+  std::vector<float> k_scales(rows * groups), v_scales(k_scales.size());
+  for (int64_t row = 0; row < rows; ++row) {
     quantize_q8_head(&k[row * hd], hd, &k8[row * hd], &k_scales[row * groups]);
     quantize_q8_head(&v[row * hd], hd, &v8[row * hd], &v_scales[row * groups]);
   }
-  std::vector<float> kr(k.size()), vr(v.size());
-  for (size_t i = 0; i < k.size(); ++i) {
-    const size_t scale_at = i / hd * groups + i % hd / kQ8Group;
-    kr[i] = static_cast<float>(static_cast<double>(k8[i]) * k_scales[scale_at]);
-    vr[i] = static_cast<float>(static_cast<double>(v8[i]) * v_scales[scale_at]);
+  // What the codes read back as, rows [position][n_kv][hd] for the direct computation.
+  std::vector<float> kr(n_keys * n_kv * hd), vr(kr.size());
+  for (int64_t t = 0; t < n_keys; ++t) {
+    for (int64_t j = 0; j < n_kv; ++j) {
+      const int64_t row = kv_row(t, j, n_kv);
+      for (int64_t d = 0; d < hd; ++d) {
+        const size_t flat = (t * n_kv + j) * hd + d, scale_at = row * groups + d / kQ8Group;
+        kr[flat] = static_cast<float>(static_cast<double>(k8[row * hd + d]) * k_scales[scale_at]);
+        vr[flat] = static_cast<float>(static_cast<double>(v8[row * hd + d]) * v_scales[scale_at]);
+      }
+    }
   }
   const KvView view{k8.data(), v8.data(), KvPrecision::kQ8, n_kv, hd, k_scales.data(), v_scales.data()};
   std::vector<float> out(n_head * hd);

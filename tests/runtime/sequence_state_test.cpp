@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -34,9 +35,10 @@ TEST(SequenceState, SizesFollowTheConfig) {
   SequenceState f32(c, 10, KvPrecision::kF32);
   SequenceState q8(c, 10, KvPrecision::kQ8);
   const size_t gdn = 3 * (3 * (2 * 16 + 16) + 4 * 8 * 4) * sizeof(float);
-  EXPECT_EQ(f16.bytes(), 2 * 10 * 16 * 2 + gdn);
-  EXPECT_EQ(f32.bytes(), 2 * 10 * 16 * 4 + gdn);
-  EXPECT_EQ(q8.bytes(), 2 * 10 * (16 + 2 * 4) + gdn);  // head_dim 8: one scale per head and position
+  // The KV of 10 positions is held in one whole block of 16 (kernels::ref::kKvBlockPositions).
+  EXPECT_EQ(f16.bytes(), 2 * 16 * 16 * 2 + gdn);
+  EXPECT_EQ(f32.bytes(), 2 * 16 * 16 * 4 + gdn);
+  EXPECT_EQ(q8.bytes(), 2 * 16 * (16 + 2 * 4) + gdn);  // head_dim 8: one scale per head and position
   EXPECT_EQ(kv_head_bytes(KvPrecision::kQ8, 256), 256u + 8u * 4u);
   EXPECT_EQ(f16.conv_state(2).size(), 3u * 48u);
   EXPECT_EQ(f16.recurrent_state(0).size(), 4u * 8u * 4u);
@@ -45,6 +47,11 @@ TEST(SequenceState, SizesFollowTheConfig) {
   other.gdn_n_v = 8;
   other.gdn_inner = 32;
   EXPECT_FALSE(f16.fits(other));
+}
+
+// Index in a small_config() cache array of element i (head i / 8, dimension i % 8) of position pos.
+int64_t element(int64_t pos, int64_t i) {
+  return kernels::ref::kv_row(pos, i / 8, 2) * 8 + i % 8;
 }
 
 TEST(SequenceState, KvStoresRoundToTheStorageType) {
@@ -62,11 +69,11 @@ TEST(SequenceState, KvStoresRoundToTheStorageType) {
     EXPECT_EQ(view.head_dim, 8);
     for (int i = 0; i < 16; ++i) {
       if (precision == KvPrecision::kF16) {
-        EXPECT_EQ(static_cast<const uint16_t*>(view.k)[3 * 16 + i], fp32_to_fp16(k[i]));
-        EXPECT_EQ(static_cast<const uint16_t*>(view.v)[3 * 16 + i], fp32_to_fp16(v[i]));
+        EXPECT_EQ(static_cast<const uint16_t*>(view.k)[element(3, i)], fp32_to_fp16(k[i]));
+        EXPECT_EQ(static_cast<const uint16_t*>(view.v)[element(3, i)], fp32_to_fp16(v[i]));
       } else {
-        EXPECT_EQ(static_cast<const float*>(view.k)[3 * 16 + i], k[i]);
-        EXPECT_EQ(static_cast<const float*>(view.v)[3 * 16 + i], v[i]);
+        EXPECT_EQ(static_cast<const float*>(view.k)[element(3, i)], k[i]);
+        EXPECT_EQ(static_cast<const float*>(view.v)[element(3, i)], v[i]);
       }
     }
   }
@@ -87,37 +94,55 @@ TEST(SequenceState, Q8StoresCodesAndScalesPerHead) {
     std::vector<int8_t> codes(8);
     float scale = 0.0f;
     kernels::ref::quantize_q8_head(&k[head * 8], 8, codes.data(), &scale);
-    EXPECT_EQ(view.k_scales[4 * 2 + head], scale);
+    EXPECT_EQ(view.k_scales[kernels::ref::kv_row(4, head, 2)], scale);  // one group a head
     for (int d = 0; d < 8; ++d) {
-      const int8_t stored = static_cast<const int8_t*>(view.k)[4 * 16 + head * 8 + d];
+      const int8_t stored = static_cast<const int8_t*>(view.k)[element(4, head * 8 + d)];
       EXPECT_EQ(stored, codes[d]);
       EXPECT_LE(std::fabs(static_cast<float>(stored) * scale - k[head * 8 + d]), 0.5f * scale * 1.0001f);
     }
   }
-  EXPECT_EQ(static_cast<const int8_t*>(view.v)[4 * 16], 127);  // v[0] = 1 is its group's maximum
+  EXPECT_EQ(static_cast<const int8_t*>(view.v)[element(4, 0)], 127);  // v[0] = 1 is its group's maximum
+}
+
+TEST(SequenceState, KvBlocksHoldEachHeadsPositionsTogether) {
+  const model::Config c = small_config();
+  SequenceState s(c, 40, KvPrecision::kF32);
+  std::vector<float> k(16), v(16, 0.0f);
+  for (int i = 0; i < 16; ++i) k[i] = static_cast<float>(i);
+  s.store_kv(0, 17, k.data(), v.data());
+  const auto* keys = static_cast<const float*>(s.kv_view(0).k);
+  // Block 1 (positions 16..31): head 0's 16 rows, then head 1's; position 17 is row 1 of each run.
+  for (int d = 0; d < 8; ++d) {
+    EXPECT_EQ(keys[(2 * 16 + 1) * 8 + d], k[d]);
+    EXPECT_EQ(keys[(3 * 16 + 1) * 8 + d], k[8 + d]);
+  }
 }
 
 TEST(SequenceState, SavedKvRowsLoadBackBitForBit) {
   const model::Config c = small_config();
   for (KvPrecision precision : {KvPrecision::kF16, KvPrecision::kF32, KvPrecision::kQ8}) {
-    SequenceState s(c, 6, precision);
+    SequenceState s(c, 20, precision);
     std::vector<float> k(16), v(16);
-    for (int64_t pos = 0; pos < 6; ++pos) {
+    for (int64_t pos = 0; pos < 20; ++pos) {
       for (int i = 0; i < 16; ++i) {
         k[i] = std::sin(static_cast<float>(pos * 16 + i));
         v[i] = std::cos(static_cast<float>(pos * 16 + i)) * 3.0f;
       }
       s.store_kv(0, pos, k.data(), v.data());
     }
-    const std::vector<uint8_t> saved = s.save_kv(4);
-    ASSERT_EQ(saved.size(), s.kv_bytes(4));
-    EXPECT_EQ(saved.size(), 2u * 4u * 2u * kv_head_bytes(precision, 8));
-    SequenceState copy(c, 8, precision);
-    copy.load_kv(saved, 4);
-    EXPECT_EQ(copy.save_kv(4), saved) << kv_precision_name(precision);
-    EXPECT_THROW(copy.load_kv(saved, 3), Error);
-    SequenceState other(c, 8, precision == KvPrecision::kQ8 ? KvPrecision::kF16 : KvPrecision::kQ8);
-    EXPECT_THROW(other.load_kv(saved, 4), Error);
+    // 18 positions span two blocks of 16, which are copied whole: K and V, 32 positions of 2 heads.
+    const std::vector<uint8_t> saved = s.save_kv(18);
+    ASSERT_EQ(saved.size(), s.kv_bytes(18));
+    EXPECT_EQ(saved.size(), 2u * 32u * 2u * kv_head_bytes(precision, 8));
+    SequenceState copy(c, 40, precision);
+    copy.load_kv(saved, 18);
+    EXPECT_EQ(copy.save_kv(18), saved) << kv_precision_name(precision);
+    EXPECT_EQ(
+        std::memcmp(copy.kv_view(0).k, s.kv_view(0).k, 32 * 16 * kernels::ref::kv_element_bytes(precision)),
+        0);
+    EXPECT_THROW(copy.load_kv(saved, 33), Error);  // three blocks' bytes expected
+    SequenceState other(c, 40, precision == KvPrecision::kQ8 ? KvPrecision::kF16 : KvPrecision::kQ8);
+    EXPECT_THROW(other.load_kv(saved, 18), Error);
   }
 }
 

@@ -18,8 +18,9 @@
 namespace tern::kernels::cpu {
 
 // Keys scored together before the maximum is updated: one rescale of the accumulator per block, and
-// one vector of scores per query head for the exponentials.
-inline constexpr int64_t kAttentionKeyBlock = 16;
+// one vector of scores per query head for the exponentials. One block of the cache's layout, so a head's
+// keys of a block are one contiguous run.
+inline constexpr int64_t kAttentionKeyBlock = ref::kKvBlockPositions;
 
 // Query heads scored against one loaded key (and added from one loaded value) together: the GQA heads
 // that share a KV head read each KV row once instead of once per head.
@@ -47,14 +48,14 @@ void with_group_size(int64_t n, F&& f) {
 
 using AttentionBlock = float[kAttentionMaxGroup][kAttentionKeyBlock];
 
-// Where a KV head's rows lie: the row of position t is t · n_kv + kv_head. `ahead` is the distance in
-// bytes from a row of the current key block to the same row one block later, 0 in a span's last block.
+// Where a KV head's rows lie (ref::kv_row). `ahead` is the distance in bytes from a row of the current key
+// block to the same row one block later, 0 in a span's last block.
 struct KvHeadRows {
   const ref::KvView& kv;
   int64_t kv_head;
   int64_t ahead = 0;
   int64_t element_bytes = ref::kv_element_bytes(kv.precision);
-  int64_t row(int64_t position) const { return position * kv.n_kv + kv_head; }
+  int64_t row(int64_t position) const { return ref::kv_row(position, kv_head, kv.n_kv); }
 
   // Asks L1 for the cache lines that start within elements [first, first + count) from `data` (a row or
   // the whole cache), one key block later. The policies call this as they load those elements, so the
@@ -89,8 +90,8 @@ struct KvHeadRows {
 // accumulator in place. No policy reads a key or value at a position of t0 + count or beyond; scores and add
 // pass every row's elements they load to rows.prefetch_next (or each line of them to rows.prefetch_line).
 //
-// Key block by key block, every KV head of the span in turn: the rows of one position lie next to each
-// other, so the span streams one contiguous range of the cache.
+// Key block by key block, every KV head of the span in turn: a block of one head is a contiguous run of
+// the cache (ref::kv_row) and the next head's run follows it, so a span reads in address order.
 template <class Block>
 void online_attention_span(const AttentionSpan& span, const AttentionPartial& out) {
   const ref::KvView& kv = *span.kv;

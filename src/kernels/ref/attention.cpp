@@ -11,7 +11,7 @@ namespace tern::kernels::ref {
 
 namespace {
 
-// Element `index` of a cache array laid out [row][head_dim] (row = position · n_kv + head), as double.
+// Element `index` of a cache array laid out [row][head_dim] (row = kv_row(position, head, n_kv)), as double.
 double load(const void* base, const float* scales, const KvView& kv, int64_t index) {
   switch (kv.precision) {
     case KvPrecision::kF16:
@@ -55,7 +55,7 @@ void attention(float* out, const float* q, const KvView& kv, int64_t n_keys, int
     const float* qh = q + h * hd;
     const int64_t j = h / group;
     auto score = [&](int64_t t) {
-      const int64_t base = (t * kv.n_kv + j) * hd;
+      const int64_t base = kv_row(t, j, kv.n_kv) * hd;
       double dot = 0.0;
       for (int64_t d = 0; d < hd; ++d)
         dot += static_cast<double>(qh[d]) * load(kv.k, kv.k_scales, kv, base + d);
@@ -68,7 +68,7 @@ void attention(float* out, const float* q, const KvView& kv, int64_t n_keys, int
     for (int64_t t = 0; t < n_keys; ++t) {
       const double w = std::exp(score(t) - max_score);
       denom += w;
-      const int64_t base = (t * kv.n_kv + j) * hd;
+      const int64_t base = kv_row(t, j, kv.n_kv) * hd;
       for (int64_t d = 0; d < hd; ++d) acc[d] += w * load(kv.v, kv.v_scales, kv, base + d);
     }
     float* oh = out + h * hd;
