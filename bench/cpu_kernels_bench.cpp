@@ -24,6 +24,7 @@
 #include "kernels/cpu/silu.h"
 #include "kernels/cpu/trit_panels.h"
 #include "kernels/cpu/trit_planes.h"
+#include "kernels/cpu/trit_rows.h"
 #include "quant/codec.h"
 #include "quant/pq2_panels.h"
 #include "quant/trit_panels.h"
@@ -276,6 +277,27 @@ void BM_TritPanelsKernelHot(benchmark::State& state) {
   state.SetLabel(decode ? "trit panels decode" : "trit panels prompt");
 }
 BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
+#endif
+
+#if defined(__x86_64__)
+// The trit rows kernels on the same shape (in L2); args: tokens, then 0 for the AVX2 kernel or 1 for the
+// prompt path (the re-pack to PQ2_0 slab by slab and this CPU's PQ2_0 prompt kernel).
+void BM_TritRowsKernelHot(benchmark::State& state) {
+  if (!cpu_features().has_avx2_fma()) {
+    state.SkipWithError("no AVX2 + FMA here");
+    return;
+  }
+  const size_t row_bytes = *quant::row_bytes(quant::TensorType::kTritRows, kHotK);
+  std::vector<uint8_t> bytes(row_bytes * kHotN);
+  const std::vector<float> values = gaussian(kHotK * kHotN);
+  for (int64_t r = 0; r < kHotN; ++r)
+    quant::quantize_row(quant::TensorType::kTritRows, &values[r * kHotK], &bytes[r * row_bytes], kHotK);
+  const TernaryMatrix w{bytes.data(), kHotN, kHotK, row_bytes, quant::TensorType::kTritRows};
+  const bool direct = state.range(1) == 0;
+  run_hot_kernel(state, w, direct ? trit_rows_avx2 : trit_rows_prompt, state.range(0));
+  state.SetLabel(direct ? "trit rows avx2" : "trit rows re-packed");
+}
+BENCHMARK(BM_TritRowsKernelHot)->ArgsProduct({{1, 2, 4, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
 #endif
 
 void PrefillShapes(benchmark::internal::Benchmark* b) {

@@ -25,8 +25,9 @@ void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
       .add_option("--ptq1-form", form,
                   "what a PTQ1_0 file's matrices become at load: panels (1.6-bit trit panels: ≈ the file's "
                   "size, 19% fewer bytes a decode token; fast with AVX-512 VBMI), planes (the same bytes row "
-                  "by row, a slower decode kernel), pq2_0 (2.125 bits, fast everywhere) or auto (panels "
-                  "where the CPU has VBMI, else pq2_0)")
+                  "by row, a slower decode kernel), rows (1.6-bit trit rows for AVX2: ≈ the file's size, a "
+                  "slower decode than pq2_0 where the kernel is the limit), pq2_0 (2.125 bits, fast "
+                  "everywhere) or auto (panels where the CPU has VBMI, else pq2_0)")
       ->capture_default_str();
 }
 

@@ -122,8 +122,9 @@ Ptq1Form parse_ptq1_form(const std::string& name) {
   if (name == "auto") return default_ptq1_form();
   if (name == "panels") return Ptq1Form::kTritPanels;
   if (name == "planes") return Ptq1Form::kTritPlanes;
+  if (name == "rows") return Ptq1Form::kTritRows;
   if (name == "pq2_0") return Ptq1Form::kPq2_0;
-  fail(ErrorKind::kInput, "--ptq1-form must be auto, panels, planes or pq2_0, not '{}'", name);
+  fail(ErrorKind::kInput, "--ptq1-form must be auto, panels, planes, rows or pq2_0, not '{}'", name);
 }
 
 Pq2Form default_pq2_form() {
@@ -165,6 +166,9 @@ void Model::place_matrices(const LoadOptions& options) {
       break;
     case Ptq1Form::kTritPlanes:
       ptq1_placed_ = quant::TensorType::kTritPlanes;
+      break;
+    case Ptq1Form::kTritRows:
+      ptq1_placed_ = quant::TensorType::kTritRows;
       break;
     case Ptq1Form::kPq2_0:
       ptq1_placed_ = quant::TensorType::kPQ2_0;

@@ -48,12 +48,17 @@ enum class Ptq1Form {
   // 1.6 bits a value row by row (quant/trit_planes.h), on the AVX-512 VBMI pairs kernel of
   // kernels/cpu/trit_planes.h: the same bytes as trit panels, a slower decode on Zen 5 (1.5x, 12-02).
   kTritPlanes,
+  // 1.6 bits a value row by row (quant/trit_rows.h), on the AVX2 kernel of kernels/cpu/trit_rows.h: memory
+  // ≈ the file on CPUs without VBMI, at a slower decode than PQ2_0 where the kernel, not memory, is the
+  // limit (see docs/performance.md).
+  kTritRows,
   // 2.125 bits a value: 1.21 × the file, read by every kernel.
   kPq2_0,
 };
 // Trit panels where cpu_features() has AVX-512 VBMI and VNNI, else PQ2_0.
 Ptq1Form default_ptq1_form();
-// "auto" (default_ptq1_form), "panels", "planes" or "pq2_0"; Error(kInput) naming the option otherwise.
+// "auto" (default_ptq1_form), "panels", "planes", "rows" or "pq2_0"; Error(kInput) naming the option
+// otherwise.
 Ptq1Form parse_ptq1_form(const std::string& name);
 
 // What PQ2_0 matrices become when they are copied to huge pages (WeightPlacement::kHugePages; mapped ones

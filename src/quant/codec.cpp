@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "quant/trit_planes.h"
+#include "quant/trit_rows.h"
 
 namespace tern::quant {
 namespace {
@@ -113,6 +114,29 @@ constexpr std::array<Ptq1Stage, 3> kPtq1Stages{{
 }};
 constexpr int kPtq1ScaleOffset = 26;
 
+// ---- the row-wise trit forms (trit planes, trit rows): written a whole row at a time ----
+
+bool is_whole_row_form(TensorType type) {
+  return type == TensorType::kTritPlanes || type == TensorType::kTritRows;
+}
+
+void load_trit_block(TensorType type, const uint8_t* row, int64_t k, int64_t b, uint8_t* trits,
+                     uint16_t* d_bits) {
+  if (type == TensorType::kTritPlanes) {
+    trit_planes_load_block(row, k, b, trits, d_bits);
+  } else {
+    trit_rows_load_block(row, k, b, trits, d_bits);
+  }
+}
+
+void store_trit_row(TensorType type, uint8_t* row, int64_t k, const uint8_t* trits, const uint16_t* d_bits) {
+  if (type == TensorType::kTritPlanes) {
+    trit_planes_store_row(row, k, trits, d_bits);
+  } else {
+    trit_rows_store_row(row, k, trits, d_bits);
+  }
+}
+
 // ---- 128-element ternary chunks: the common currency of transcode_row ----
 
 struct TernaryChunk {
@@ -120,7 +144,8 @@ struct TernaryChunk {
   std::array<uint16_t, 2> d_bits;  // scales of elements 0..63 and 64..127
 };
 
-// Bytes of a chunk in a row of `type` (trit planes are not chunk by chunk: their codec takes the row).
+// Bytes of a chunk in a row of `type` (the row-wise trit forms are not chunk by chunk: their codec takes the
+// row).
 size_t chunk_bytes(TensorType type) {
   return type == TensorType::kQ2_0 ? 2 * kQ2Bytes : traits(type).block_bytes;
 }
@@ -145,7 +170,8 @@ void read_chunk(TensorType type, const uint8_t* row, int64_t k, int64_t c, Terna
       }
       return;
     case TensorType::kTritPlanes:
-      trit_planes_load_block(row, k, c, chunk.codes.data(), &chunk.d_bits[0]);
+    case TensorType::kTritRows:
+      load_trit_block(type, row, k, c, chunk.codes.data(), &chunk.d_bits[0]);
       chunk.d_bits[1] = chunk.d_bits[0];
       return;
     default:
@@ -167,7 +193,7 @@ void check_storable(TensorType from, TensorType to, const TernaryChunk& chunk, i
          "values",
          where, 2 * index, 2 * index + 1, chunk.d_bits[0], chunk.d_bits[1], traits(to).name);
   }
-  if (to != TensorType::kPTQ1_0 && to != TensorType::kTritPlanes) return;
+  if (to != TensorType::kPTQ1_0 && !is_whole_row_form(to)) return;
   for (int e = 0; e < kTernaryBlock; ++e) {
     if (chunk.codes[e] > 2) {
       fail(ErrorKind::kFormat, "{}: {} block {} holds code 3 (+2d) at element {}, which {} cannot store",
@@ -177,7 +203,7 @@ void check_storable(TensorType from, TensorType to, const TernaryChunk& chunk, i
   }
 }
 
-// Chunk `index` of a row of a chunk-by-chunk type (not trit planes).
+// Chunk `index` of a row of a chunk-by-chunk type (not a row-wise trit form).
 void write_chunk(TensorType to, const TernaryChunk& chunk, int64_t index, uint8_t* row) {
   uint8_t* dst = row + static_cast<size_t>(index) * chunk_bytes(to);
   switch (to) {
@@ -275,8 +301,9 @@ void dequantize_row(TensorType type, const uint8_t* src, float* dst, int64_t k) 
       }
       return;
     case TensorType::kTritPlanes:
+    case TensorType::kTritRows:
       for (int64_t b = 0; b < blocks; ++b) {
-        trit_planes_load_block(src, k, b, codes.data(), &d_bits);
+        load_trit_block(type, src, k, b, codes.data(), &d_bits);
         dequantize_codes(codes.data(), kTernaryBlock, d_bits, dst + b * kTernaryBlock);
       }
       return;
@@ -322,14 +349,15 @@ void quantize_row(TensorType type, const float* src, uint8_t* dst, int64_t k) {
         ptq1_pack(codes.data(), d_bits, dst + b * static_cast<int64_t>(kPtq1Bytes));
       }
       return;
-    case TensorType::kTritPlanes: {
+    case TensorType::kTritPlanes:
+    case TensorType::kTritRows: {
       std::vector<uint8_t> trits(static_cast<size_t>(k));
       std::vector<uint16_t> scales(static_cast<size_t>(blocks));
       for (int64_t b = 0; b < blocks; ++b) {
         scales[static_cast<size_t>(b)] = quantize_codes(src + b * kTernaryBlock, kTernaryBlock, 2,
                                                         trits.data() + b * kTernaryBlock, type, b);
       }
-      trit_planes_store_row(dst, k, trits.data(), scales.data());
+      store_trit_row(type, dst, k, trits.data(), scales.data());
       return;
     }
     case TensorType::kPq2Panels:
@@ -361,21 +389,21 @@ void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* 
     fail(ErrorKind::kInput, "{}: {} values is not a whole number of 128-value blocks", where, k);
   }
   const int64_t chunks = k / kTernaryBlock;
-  const bool planes = to == TensorType::kTritPlanes;  // written whole, from the row's trits and scales
-  std::vector<uint8_t> trits(planes ? static_cast<size_t>(k) : 0);
-  std::vector<uint16_t> scales(planes ? static_cast<size_t>(chunks) : 0);
+  const bool whole = is_whole_row_form(to);  // written whole, from the row's trits and scales
+  std::vector<uint8_t> trits(whole ? static_cast<size_t>(k) : 0);
+  std::vector<uint16_t> scales(whole ? static_cast<size_t>(chunks) : 0);
   TernaryChunk chunk;
   for (int64_t c = 0; c < chunks; ++c) {
     read_chunk(from, src, k, c, chunk);
     check_storable(from, to, chunk, c, where);
-    if (planes) {
+    if (whole) {
       std::memcpy(trits.data() + c * kTernaryBlock, chunk.codes.data(), kTernaryBlock);
       scales[static_cast<size_t>(c)] = chunk.d_bits[0];
     } else {
       write_chunk(to, chunk, c, dst);
     }
   }
-  if (planes) trit_planes_store_row(dst, k, trits.data(), scales.data());
+  if (whole) store_trit_row(to, dst, k, trits.data(), scales.data());
 }
 
 }  // namespace tern::quant

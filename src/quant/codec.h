@@ -41,13 +41,12 @@ void ptq1_unpack(const uint8_t* block, uint8_t trits[128], uint16_t* d_bits);
 void ptq1_pack(const uint8_t trits[128], uint16_t d_bits, uint8_t* block);
 
 // Lossless re-pack of one row of k values between ternary types (PQ2_0, PTQ1_0, Q2_0 and the in-memory
-// trit planes, quant/trit_planes.h), copying the
-// fp16 scale bits exactly (so -0, subnormal and NaN scales survive). Q2_0 is handled as pairs of
-// 64-blocks: to Q2_0 both halves get the 128-block's scale; from Q2_0 to a 128-block type the two halves
-// must have the same scale bits. from == to is a plain copy for any type.
-// Throws Error(kFormat), naming `where` and the source block, if a code 3 is headed for PTQ1_0 (or trit
-// planes) or two
-// Q2_0 halves disagree; Error(kInput) if k is not a multiple of both blocks or a type is not ternary.
+// trit planes and trit rows, quant/trit_planes.h and trit_rows.h), copying the fp16 scale bits exactly (so
+// -0, subnormal and NaN scales survive). Q2_0 is handled as pairs of 64-blocks: to Q2_0 both halves get the
+// 128-block's scale; from Q2_0 to a 128-block type the two halves must have the same scale bits. from == to
+// is a plain copy for any type. Throws Error(kFormat), naming `where` and the source block, if a code 3 is
+// headed for PTQ1_0 (or a trit form) or two Q2_0 halves disagree; Error(kInput) if k is not a multiple of
+// both blocks or a type is not ternary.
 void transcode_row(TensorType from, TensorType to, const uint8_t* src, uint8_t* dst, int64_t k,
                    const char* where);
 

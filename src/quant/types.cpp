@@ -7,12 +7,13 @@
 #include "quant/pq2_panels.h"
 #include "quant/trit_panels.h"
 #include "quant/trit_planes.h"
+#include "quant/trit_rows.h"
 
 namespace tern::quant {
 namespace {
 
-// Trit planes' block_bytes is the scale's 2 bytes plus 25.6 of trits, rounded up.
-constexpr std::array<TypeTraits, 9> kTraits{{
+// Trit planes' and trit rows' block_bytes is the scale's 2 bytes plus 25.6 of trits, rounded up.
+constexpr std::array<TypeTraits, 10> kTraits{{
     {TensorType::kF32, "f32", 1, 4, false, true},
     {TensorType::kF16, "f16", 1, 2, false, true},
     {TensorType::kBF16, "bf16", 1, 2, false, true},
@@ -22,6 +23,7 @@ constexpr std::array<TypeTraits, 9> kTraits{{
     {TensorType::kTritPlanes, "trit_planes", 128, 28, true, false},
     {TensorType::kPq2Panels, "pq2_panels", 128, 34, true, false},
     {TensorType::kTritPanels, "trit_panels", 128, 28, true, false},
+    {TensorType::kTritRows, "trit_rows", 128, 28, true, false},
 }};
 
 }  // namespace
@@ -51,6 +53,7 @@ std::optional<size_t> row_bytes(TensorType type, int64_t k) {
   const TypeTraits& t = traits(type);
   if (k < 0 || k % t.block_elems != 0) return std::nullopt;
   if (type == TensorType::kTritPlanes) return trit_planes_row_bytes(k);
+  if (type == TensorType::kTritRows) return trit_rows_row_bytes(k);
   if (type == TensorType::kTritPanels) return trit_panels_row_bytes(k);
   const uint64_t blocks = static_cast<uint64_t>(k / t.block_elems);
   if (blocks > std::numeric_limits<uint64_t>::max() / t.block_bytes) return std::nullopt;

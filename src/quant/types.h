@@ -25,6 +25,9 @@ enum class TensorType : uint32_t {
   // tern's in-memory re-pack of PTQ1_0 in 16-row panels, five codes a byte (quant/trit_panels.h): only
   // whole panels are addressable. Not a ggml id, never in a file.
   kTritPanels = 0x20000 + 143,
+  // tern's in-memory re-pack of PTQ1_0 for AVX2, five codes a byte row by row (quant/trit_rows.h). Not a
+  // ggml id, never in a file.
+  kTritRows = 0x30000 + 143,
 };
 
 struct TypeTraits {
@@ -46,9 +49,9 @@ inline bool is_ternary(TensorType type) {
 }
 
 // Bytes of one row of k values; nullopt if k is not a multiple of the block or the size overflows.
-// Trit planes rows are not blocks × block_bytes (quant/trit_planes.h). PQ2_0 panels answer PQ2_0's row
-// size, the bytes a row holds, though a panel-form matrix takes whole panels (quant::pq2_panels_bytes).
-// Trit panels answer a panel's bytes / 16.
+// Trit planes and trit rows rows are not blocks × block_bytes (quant/trit_planes.h, trit_rows.h). PQ2_0
+// panels answer PQ2_0's row size, the bytes a row holds, though a panel-form matrix takes whole panels
+// (quant::pq2_panels_bytes). Trit panels answer a panel's bytes / 16.
 std::optional<size_t> row_bytes(TensorType type, int64_t k);
 
 // Bytes of a matrix of `rows` rows of k values: rows × row_bytes, but whole panels for the panel forms;

@@ -106,6 +106,7 @@ TEST(Pq2Form, PanelPackGivesTheSameBytesOnAnyThreadCount) {
 TEST(Pq2Form, Ptq1MatricesKeepTheirPtq1Form) {
   for (const auto& [form, expected] : {std::pair{Ptq1Form::kTritPanels, TensorType::kTritPanels},
                                        std::pair{Ptq1Form::kTritPlanes, TensorType::kTritPlanes},
+                                       std::pair{Ptq1Form::kTritRows, TensorType::kTritRows},
                                        std::pair{Ptq1Form::kPq2_0, TensorType::kPQ2_0}}) {
     for (const WeightPlacement placement : {WeightPlacement::kHugePages, WeightPlacement::kMapped}) {
       const auto m = Model::open(testing_support::tiny_ptq1_model(),
@@ -119,15 +120,17 @@ TEST(Pq2Form, Ptq1MatricesKeepTheirPtq1Form) {
 TEST(Ptq1Form, ParsesItsNamesAndRefusesOthersNamingTheOption) {
   EXPECT_EQ(parse_ptq1_form("panels"), Ptq1Form::kTritPanels);
   EXPECT_EQ(parse_ptq1_form("planes"), Ptq1Form::kTritPlanes);
+  EXPECT_EQ(parse_ptq1_form("rows"), Ptq1Form::kTritRows);
   EXPECT_EQ(parse_ptq1_form("pq2_0"), Ptq1Form::kPq2_0);
   EXPECT_EQ(parse_ptq1_form("auto"), default_ptq1_form());
   EXPECT_EQ(default_ptq1_form(), cpu_features().has_avx512_vbmi() ? Ptq1Form::kTritPanels : Ptq1Form::kPq2_0);
   try {
-    parse_ptq1_form("rows");
+    parse_ptq1_form("columns");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--ptq1-form must be auto, panels, planes or pq2_0, not 'rows'"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("--ptq1-form must be auto, panels, planes, rows or pq2_0, not 'columns'"),
+        std::string::npos)
         << e.what();
   }
 }

@@ -145,7 +145,8 @@ TEST(WeightBindingPtq1, RePackGivesTheSameBytesOnAnyThreadCount) {
     }
     return bytes;
   };
-  for (const Ptq1Form form : {Ptq1Form::kTritPanels, Ptq1Form::kTritPlanes, Ptq1Form::kPq2_0}) {
+  for (const Ptq1Form form :
+       {Ptq1Form::kTritPanels, Ptq1Form::kTritPlanes, Ptq1Form::kTritRows, Ptq1Form::kPq2_0}) {
     const auto one = Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form, .threads = 1});
     const std::vector<uint8_t> expected = placed_bytes(*one);
     ASSERT_FALSE(expected.empty());

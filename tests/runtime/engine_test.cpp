@@ -146,6 +146,7 @@ TEST_F(EngineTest, Pq2AndPtq1GiveBitIdenticalLogitsInEveryPtq1Form) {
   const auto expected = prompt_then_decode(pq2, prompt);
   for (const auto& [form, type] : {std::pair{Ptq1Form::kTritPanels, quant::TensorType::kTritPanels},
                                    std::pair{Ptq1Form::kTritPlanes, quant::TensorType::kTritPlanes},
+                                   std::pair{Ptq1Form::kTritRows, quant::TensorType::kTritRows},
                                    std::pair{Ptq1Form::kPq2_0, quant::TensorType::kPQ2_0}}) {
     const auto ptq1 = Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = form});
     ASSERT_EQ(ptq1->file().find_tensor("output.weight")->type, quant::TensorType::kPTQ1_0);

@@ -12,6 +12,7 @@
 #include "kernels/cpu/site_transform.h"
 #include "kernels/cpu/trit_panels.h"
 #include "kernels/cpu/trit_planes.h"
+#include "kernels/cpu/trit_rows.h"
 #include "kernels/ref/matmul.h"
 
 namespace tern::kernels {
@@ -34,6 +35,8 @@ cpu::Pq2RowsKernel decode_kernel(quant::TensorType form) {
       return cpu::pq2_panel_form_decode_kernel();
     case quant::TensorType::kTritPanels:
       return cpu::trit_panels_decode_kernel();
+    case quant::TensorType::kTritRows:
+      return cpu::trit_rows_decode_kernel();
     default:
       return cpu::pq2_decode_kernel();
   }
@@ -47,6 +50,8 @@ cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
       return cpu::pq2_panel_form_prompt_kernel(n_tokens);
     case quant::TensorType::kTritPanels:
       return cpu::trit_panels_prompt_kernel(n_tokens);
+    case quant::TensorType::kTritRows:
+      return cpu::trit_rows_prompt;
     default:
       return cpu::pq2_prompt_kernel(n_tokens);
   }

@@ -1,6 +1,6 @@
 // The CPU backend's op table: ternary matmuls run on the int8 kernels of this folder (activations
-// quantised per call, rows split over the pool), PQ2_0 on pq2_matmul.h's and PTQ1_0's trit planes on
-// trit_planes.h's (or, without VBMI, PTQ1_0 transcoded to PQ2_0 at load), so both files give
+// quantised per call, rows split over the pool), PQ2_0 on pq2_matmul.h's and PTQ1_0, in the form it takes
+// at load (trit panels, planes or rows, or transcoded to PQ2_0), on its form's, so both files give
 // bit-identical logits; the gated delta rule runs in fp32 over the pool (gdn_cpu.h); attention is
 // kernels/cpu/attention_cpu.h (fp32, online softmax, heads over the pool); every other op and weight
 // type is the fp32 oracle (kernels/ref) until a fast version exists.

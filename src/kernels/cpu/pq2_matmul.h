@@ -39,8 +39,8 @@ namespace tern::kernels::cpu {
 
 inline constexpr size_t kPq2BlockBytes = 34;  // {fp16 d; u8 qs[32]}
 
-// A ternary matrix of `rows` rows of cols/128 blocks in one of kPq2KernelForms: PQ2_0 or trit planes
-// rows (row r at data + r * row_bytes), or PQ2_0 panels (whole panels from data; row_bytes PQ2_0's).
+// A ternary matrix of `rows` rows of cols/128 blocks in one of kPq2KernelForms: rows of PQ2_0, trit planes
+// or trit rows (row r at data + r * row_bytes), or panels (whole panels from data; row_bytes a row's).
 struct TernaryMatrix {
   const uint8_t* data = nullptr;
   int64_t rows = 0;
@@ -50,11 +50,11 @@ struct TernaryMatrix {
 };
 
 // The forms the matmul's kernels read: PQ2_0 rows, PQ2_0 panels (quant/pq2_panels.h, pq2_panel_form.h),
-// trit planes (quant/trit_planes.h, trit_planes.h) and trit panels (quant/trit_panels.h,
-// trit_panels.h). model::Model holds every ternary matrix in one.
+// trit planes (quant/trit_planes.h, trit_planes.h), trit panels (quant/trit_panels.h, trit_panels.h) and
+// trit rows (quant/trit_rows.h, trit_rows.h). model::Model holds every ternary matrix in one.
 inline constexpr quant::TensorType kPq2KernelForms[] = {
     quant::TensorType::kPQ2_0, quant::TensorType::kPq2Panels, quant::TensorType::kTritPlanes,
-    quant::TensorType::kTritPanels};
+    quant::TensorType::kTritPanels, quant::TensorType::kTritRows};
 inline bool is_pq2_kernel_form(quant::TensorType type) {
   for (const quant::TensorType form : kPq2KernelForms)
     if (type == form) return true;

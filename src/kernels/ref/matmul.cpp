@@ -9,6 +9,7 @@
 #include "quant/pq2_panels.h"
 #include "quant/trit_panels.h"
 #include "quant/trit_planes.h"
+#include "quant/trit_rows.h"
 
 namespace tern::kernels::ref {
 
@@ -109,6 +110,8 @@ float dot_row(const MatrixView& w, int64_t row, const float* x) {
           }));
     case quant::TensorType::kTritPlanes:
       return static_cast<float>(dot_trit_blocks(bytes, w.cols, x, quant::trit_planes_load_block));
+    case quant::TensorType::kTritRows:
+      return static_cast<float>(dot_trit_blocks(bytes, w.cols, x, quant::trit_rows_load_block));
     case quant::TensorType::kTritPanels:  // the panels hold no row of their own: w.data and the row
       return static_cast<float>(dot_trit_blocks(
           w.data, w.cols, x,

@@ -1,0 +1,41 @@
+#include "kernels/cpu/trit_rows.h"
+
+#include "core/cpu_features.h"
+#include "kernels/cpu/pq2_slabs.h"
+#include "quant/codec.h"
+
+namespace tern::kernels::cpu {
+
+Pq2RowsKernel trit_rows_decode_kernel() {
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) return trit_rows_avx2;
+#endif
+  return trit_rows_repacked;
+}
+
+void trit_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                      int64_t row_begin, int64_t row_end) {
+  rows_via_pq2(trit_rows_to_pq2, pq2_prompt_kernel(a.n_tokens), y, y_stride, w, a, row_begin, row_end);
+}
+
+void trit_rows_repacked(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                        int64_t row_begin, int64_t row_end) {
+  rows_via_pq2(trit_rows_to_pq2, pq2_decode_kernel(), y, y_stride, w, a, row_begin, row_end);
+}
+
+void trit_rows_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) {
+    trit_rows_to_pq2_avx2(w, row_begin, row_end, out);
+    return;
+  }
+#endif
+  const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    quant::transcode_row(quant::TensorType::kTritRows, quant::TensorType::kPQ2_0,
+                         w.data + static_cast<size_t>(r) * w.row_bytes,
+                         out + static_cast<size_t>(r - row_begin) * pq2_row, w.cols, "trit rows");
+  }
+}
+
+}  // namespace tern::kernels::cpu
