@@ -1,5 +1,7 @@
 #include "quant/trit_rows.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace tern::quant {
@@ -54,18 +56,38 @@ std::array<uint8_t, 5> trit_row_slots(uint8_t byte) {
 }
 
 void trit_rows_store_row(uint8_t* row, int64_t k, const uint8_t* trits, const uint16_t* d_bits) {
+  static const std::array<uint8_t, 243> byte_of = [] {
+    std::array<uint8_t, 243> bytes{};
+    for (int v = 0; v < 243; ++v) {
+      bytes[static_cast<size_t>(v)] = trit_row_byte(
+          {static_cast<uint8_t>(v / 81), static_cast<uint8_t>(v / 27 % 3), static_cast<uint8_t>(v / 9 % 3),
+           static_cast<uint8_t>(v / 3 % 3), static_cast<uint8_t>(v % 3)});
+    }
+    return bytes;
+  }();
   const int64_t blocks = blocks_of(k);
   const int64_t vectors = kTritRowVectorsPerBlock * blocks;
-  for (int64_t source = 0; source < trit_row_sources(k); ++source) {
-    for (int i = 0; i < kTritRowSourceBytes; ++i) {
-      std::array<uint8_t, 5> slots{};
-      for (int slot = 0; slot < kTritRowSlots; ++slot) {
-        const int64_t v = kTritRowSlots * source + slot;
-        if (v < vectors) slots[slot] = trits[v / kTritRowVectorsPerBlock * kBlock + element_at(v, i)];
+  const int64_t sources = trit_row_sources(k);
+  uint8_t largest = 0;
+  for (int64_t source = 0; source < sources; ++source) {
+    std::array<uint8_t, kTritRowSourceBytes> v{};  // the bytes' slots so far, as base-3 numbers (< 243)
+    for (int64_t vector = kTritRowSlots * source; vector < kTritRowSlots * (source + 1); ++vector) {
+      if (vector >= vectors) {  // past the last code vector: trit 0
+        for (uint8_t& digits : v) digits = static_cast<uint8_t>(3 * digits);
+        continue;
       }
-      row[source * kTritRowSourceBytes + i] = trit_row_byte(slots);
+      const uint8_t* field =
+          trits + vector / kTritRowVectorsPerBlock * kBlock + vector % kTritRowVectorsPerBlock;
+      for (size_t i = 0; i < v.size(); ++i) {
+        const uint8_t t = field[4 * i];
+        largest = std::max(largest, t);
+        v[i] = static_cast<uint8_t>(3 * v[i] + std::min<uint8_t>(t, 2));
+      }
     }
+    for (size_t i = 0; i < v.size(); ++i)
+      row[source * kTritRowSourceBytes + static_cast<int64_t>(i)] = byte_of[v[i]];
   }
+  if (largest > 2) fail(ErrorKind::kInput, "trit rows: trit {} (must be 0..2)", largest);
   for (int64_t b = 0; b < blocks; ++b) {
     uint8_t* scale = row + trit_rows_scale_offset(k, b);
     scale[0] = static_cast<uint8_t>(d_bits[b] & 0xffu);
