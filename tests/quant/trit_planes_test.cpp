@@ -1,10 +1,9 @@
-// Trit planes (quant/trit_planes.h): the byte code, the layout the VBMI kernels rely on, and the lossless
-// re-pack from and to the file types.
+// Trit planes (quant/trit_planes.h): the byte code and the layout the VBMI kernels rely on (the re-packs:
+// trit_row_forms_test.cpp).
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
-#include <random>
 #include <set>
 #include <vector>
 
@@ -66,65 +65,6 @@ TEST(TritPlanes, ElementsSitWhereThePq2CodeVectorsHaveThem) {
       EXPECT_EQ(twos, 1);
     }
   }
-}
-
-// PTQ1_0 → trit planes → PTQ1_0 and PQ2_0 → trit planes → PQ2_0 are the identity, for every row tail
-// (blocks mod 5) and any scale bits.
-TEST(TritPlanes, RePackIsLosslessForEveryTail) {
-  std::mt19937 rng(5);
-  for (int64_t blocks = 1; blocks <= 11; ++blocks) {
-    const int64_t k = 128 * blocks;
-    std::vector<uint8_t> pq2(blocks * kPq2Bytes);
-    for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t codes[128];
-      for (auto& c : codes) c = static_cast<uint8_t>(rng() % 3);
-      pq2_pack(codes, static_cast<uint16_t>(rng()), pq2.data() + b * kPq2Bytes);
-    }
-    std::vector<uint8_t> ptq1(blocks * kPtq1Bytes), planes(*row_bytes(TensorType::kTritPlanes, k));
-    std::vector<uint8_t> back_pq2(pq2.size()), back_ptq1(ptq1.size());
-    transcode_row(TensorType::kPQ2_0, TensorType::kPTQ1_0, pq2.data(), ptq1.data(), k, "t");
-    transcode_row(TensorType::kPTQ1_0, TensorType::kTritPlanes, ptq1.data(), planes.data(), k, "t");
-    transcode_row(TensorType::kTritPlanes, TensorType::kPTQ1_0, planes.data(), back_ptq1.data(), k, "t");
-    transcode_row(TensorType::kTritPlanes, TensorType::kPQ2_0, planes.data(), back_pq2.data(), k, "t");
-    EXPECT_EQ(back_ptq1, ptq1) << blocks;
-    EXPECT_EQ(back_pq2, pq2) << blocks;
-    std::vector<float> a(k), b(k);
-    dequantize_row(TensorType::kPQ2_0, pq2.data(), a.data(), k);
-    dequantize_row(TensorType::kTritPlanes, planes.data(), b.data(), k);
-    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), k * sizeof(float))) << blocks;
-  }
-}
-
-TEST(TritPlanes, RefusesCodeThreeNamingTheBlock) {
-  uint8_t codes[128] = {};
-  codes[17] = 3;
-  std::vector<uint8_t> pq2(2 * kPq2Bytes), planes(*row_bytes(TensorType::kTritPlanes, 256));
-  pq2_pack(codes, 0x3c00, pq2.data());
-  pq2_pack(codes, 0x3c00, pq2.data() + kPq2Bytes);
-  try {
-    transcode_row(TensorType::kPQ2_0, TensorType::kTritPlanes, pq2.data(), planes.data(), 256,
-                  "blk.0.ffn_up");
-    FAIL() << "code 3 was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kFormat);
-    EXPECT_NE(std::string(e.what()).find("blk.0.ffn_up: pq2_0 block 0 holds code 3"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("trit_planes"), std::string::npos) << e.what();
-  }
-}
-
-TEST(TritPlanes, QuantizeRowMatchesPtq1) {
-  std::mt19937 rng(9);
-  std::normal_distribution<float> normal;
-  const int64_t k = 128 * 6;
-  std::vector<float> w(k);
-  for (float& v : w) v = normal(rng);
-  std::vector<uint8_t> ptq1(6 * kPtq1Bytes), planes(*row_bytes(TensorType::kTritPlanes, k));
-  quantize_row(TensorType::kPTQ1_0, w.data(), ptq1.data(), k);
-  quantize_row(TensorType::kTritPlanes, w.data(), planes.data(), k);
-  std::vector<uint8_t> repacked(planes.size());
-  transcode_row(TensorType::kPTQ1_0, TensorType::kTritPlanes, ptq1.data(), repacked.data(), k, "t");
-  EXPECT_EQ(planes, repacked);
 }
 
 }  // namespace

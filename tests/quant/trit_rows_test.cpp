@@ -1,11 +1,9 @@
-// Trit rows (quant/trit_rows.h): the byte code (PTQ1_0's with its top bit flipped), the layout the AVX2
-// kernel relies on, and the lossless re-pack from and to the file types.
+// Trit rows (quant/trit_rows.h): the byte code (PTQ1_0's with its top bit flipped) and the layout the AVX2
+// kernel relies on (the re-packs: trit_row_forms_test.cpp).
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <set>
 #include <vector>
 
@@ -81,64 +79,6 @@ TEST(TritRows, ElementsSitWhereThePq2CodeVectorsHaveThem) {
       EXPECT_EQ(twos, 1);
     }
   }
-}
-
-// PTQ1_0 → trit rows → PTQ1_0 and PQ2_0 → trit rows → PQ2_0 are the identity, for every row tail
-// (blocks mod 5) and any scale bits.
-TEST(TritRows, RePackIsLosslessForEveryTail) {
-  std::mt19937 rng(5);
-  for (int64_t blocks = 1; blocks <= 11; ++blocks) {
-    const int64_t k = 128 * blocks;
-    std::vector<uint8_t> pq2(blocks * kPq2Bytes);
-    for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t codes[128];
-      for (auto& c : codes) c = static_cast<uint8_t>(rng() % 3);
-      pq2_pack(codes, static_cast<uint16_t>(rng()), pq2.data() + b * kPq2Bytes);
-    }
-    std::vector<uint8_t> ptq1(blocks * kPtq1Bytes), rows(*row_bytes(TensorType::kTritRows, k));
-    std::vector<uint8_t> back_pq2(pq2.size()), back_ptq1(ptq1.size());
-    transcode_row(TensorType::kPQ2_0, TensorType::kPTQ1_0, pq2.data(), ptq1.data(), k, "t");
-    transcode_row(TensorType::kPTQ1_0, TensorType::kTritRows, ptq1.data(), rows.data(), k, "t");
-    transcode_row(TensorType::kTritRows, TensorType::kPTQ1_0, rows.data(), back_ptq1.data(), k, "t");
-    transcode_row(TensorType::kTritRows, TensorType::kPQ2_0, rows.data(), back_pq2.data(), k, "t");
-    EXPECT_EQ(back_ptq1, ptq1) << blocks;
-    EXPECT_EQ(back_pq2, pq2) << blocks;
-    std::vector<float> a(k), b(k);
-    dequantize_row(TensorType::kPQ2_0, pq2.data(), a.data(), k);
-    dequantize_row(TensorType::kTritRows, rows.data(), b.data(), k);
-    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), k * sizeof(float))) << blocks;
-  }
-}
-
-TEST(TritRows, RefusesCodeThreeNamingTheBlock) {
-  uint8_t codes[128] = {};
-  codes[17] = 3;
-  std::vector<uint8_t> pq2(2 * kPq2Bytes), rows(*row_bytes(TensorType::kTritRows, 256));
-  pq2_pack(codes, 0x3c00, pq2.data());
-  pq2_pack(codes, 0x3c00, pq2.data() + kPq2Bytes);
-  try {
-    transcode_row(TensorType::kPQ2_0, TensorType::kTritRows, pq2.data(), rows.data(), 256, "blk.0.ffn_up");
-    FAIL() << "code 3 was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kFormat);
-    EXPECT_NE(std::string(e.what()).find("blk.0.ffn_up: pq2_0 block 0 holds code 3"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("trit_rows"), std::string::npos) << e.what();
-  }
-}
-
-TEST(TritRows, QuantizeRowMatchesPtq1) {
-  std::mt19937 rng(9);
-  std::normal_distribution<float> normal;
-  const int64_t k = 128 * 6;
-  std::vector<float> w(k);
-  for (float& v : w) v = normal(rng);
-  std::vector<uint8_t> ptq1(6 * kPtq1Bytes), rows(*row_bytes(TensorType::kTritRows, k));
-  quantize_row(TensorType::kPTQ1_0, w.data(), ptq1.data(), k);
-  quantize_row(TensorType::kTritRows, w.data(), rows.data(), k);
-  std::vector<uint8_t> repacked(rows.size());
-  transcode_row(TensorType::kPTQ1_0, TensorType::kTritRows, ptq1.data(), repacked.data(), k, "t");
-  EXPECT_EQ(rows, repacked);
 }
 
 }  // namespace

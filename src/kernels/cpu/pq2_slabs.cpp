@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/grow_buffer.h"
+#include "quant/codec.h"
 
 namespace tern::kernels::cpu {
 
@@ -11,6 +12,15 @@ namespace {
 constexpr int64_t kSlabRows = 1024;
 
 }  // namespace
+
+void transcode_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {
+  const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    quant::transcode_row(w.type, quant::TensorType::kPQ2_0, w.data + static_cast<size_t>(r) * w.row_bytes,
+                         out + static_cast<size_t>(r - row_begin) * pq2_row, w.cols,
+                         quant::traits(w.type).name.data());
+  }
+}
 
 void rows_via_pq2(ToPq2Rows to_pq2, Pq2RowsKernel kernel, float* y, int64_t y_stride, const TernaryMatrix& w,
                   const QuantizedActs& a, int64_t row_begin, int64_t row_end) {

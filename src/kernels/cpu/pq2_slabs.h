@@ -13,6 +13,10 @@ namespace tern::kernels::cpu {
 // out + (i − row_begin) · 34 · blocks.
 using ToPq2Rows = void (*)(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out);
 
+// Rows [row_begin, row_end) of w, a row-wise form (w.type: trit planes, trit rows), as PQ2_0 rows by the
+// scalar codec (quant::transcode_row): the ToPq2Rows of CPUs without the form's SIMD re-pack.
+void transcode_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out);
+
 void rows_via_pq2(ToPq2Rows to_pq2, Pq2RowsKernel kernel, float* y, int64_t y_stride, const TernaryMatrix& w,
                   const QuantizedActs& a, int64_t row_begin, int64_t row_end);
 

@@ -4,7 +4,6 @@
 
 #include "core/cpu_features.h"
 #include "kernels/cpu/pq2_slabs.h"
-#include "quant/codec.h"
 
 namespace tern::kernels::cpu {
 
@@ -32,12 +31,7 @@ void trit_planes_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_e
     return;
   }
 #endif
-  const size_t pq2_row = static_cast<size_t>(w.cols / kActBlock) * kPq2BlockBytes;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    quant::transcode_row(quant::TensorType::kTritPlanes, quant::TensorType::kPQ2_0,
-                         w.data + static_cast<size_t>(r) * w.row_bytes,
-                         out + static_cast<size_t>(r - row_begin) * pq2_row, w.cols, "trit planes");
-  }
+  transcode_to_pq2(w, row_begin, row_end, out);
 }
 
 }  // namespace tern::kernels::cpu
