@@ -86,15 +86,13 @@ TEST_F(CpuTritPlanes, SharedMatmulOverThePoolEqualsPq2) {
 }
 #endif
 
-// Any CPU (a form forced without VBMI): the re-pack through the PQ2_0 decode kernel, exact.
-TEST(CpuTritPlanesAnyCpu, RePackedDecodeEqualsThePq2DecodeKernel) {
-  testing_support::expect_repack_equals_pq2(quant::TensorType::kTritPlanes, trit_planes_to_pq2,
-                                            trit_planes_rows_repacked);
-  Pq2RowsKernel decode = trit_planes_rows_repacked;
-#if defined(__x86_64__)
-  if (cpu_features().has_avx512_vbmi()) decode = trit_planes_rows_pairs;
-#endif
-  EXPECT_EQ(trit_planes_decode_kernel(), decode);
+// Any CPU: the re-pack through the PQ2_0 decode kernel, and the decode kernel this CPU takes (the SIMD
+// kernel or the re-pack), give this CPU's PQ2_0 decode bits: a PTQ1_0 file decodes as its PQ2_0 twin.
+TEST(CpuTritPlanesAnyCpu, DecodeKernelsGiveThePq2DecodeKernelsBits) {
+  testing_support::expect_pq2_decode_bits(quant::TensorType::kTritPlanes, trit_planes_to_pq2,
+                                          trit_planes_rows_repacked);
+  testing_support::expect_pq2_decode_bits(quant::TensorType::kTritPlanes, trit_planes_to_pq2,
+                                          trit_planes_decode_kernel());
 }
 
 }  // namespace

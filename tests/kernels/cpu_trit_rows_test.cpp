@@ -87,15 +87,12 @@ TEST(CpuTritRowsAnyCpu, PromptKernelEqualsThePq2PromptKernel) {
   }
 }
 
-// Any CPU (a form forced without AVX2): the re-pack through the PQ2_0 decode kernel, exact.
-TEST(CpuTritRowsAnyCpu, RePackedDecodeEqualsThePq2DecodeKernel) {
-  testing_support::expect_repack_equals_pq2(quant::TensorType::kTritRows, trit_rows_to_pq2,
-                                            trit_rows_repacked);
-  Pq2RowsKernel decode = trit_rows_repacked;
-#if defined(__x86_64__)
-  if (cpu_features().has_avx2_fma()) decode = trit_rows_avx2;
-#endif
-  EXPECT_EQ(trit_rows_decode_kernel(), decode);
+// Any CPU: the re-pack through the PQ2_0 decode kernel, and the decode kernel this CPU takes (the SIMD
+// kernel or the re-pack), give this CPU's PQ2_0 decode bits: a PTQ1_0 file decodes as its PQ2_0 twin.
+TEST(CpuTritRowsAnyCpu, DecodeKernelsGiveThePq2DecodeKernelsBits) {
+  testing_support::expect_pq2_decode_bits(quant::TensorType::kTritRows, trit_rows_to_pq2, trit_rows_repacked);
+  testing_support::expect_pq2_decode_bits(quant::TensorType::kTritRows, trit_rows_to_pq2,
+                                          trit_rows_decode_kernel());
 }
 
 }  // namespace

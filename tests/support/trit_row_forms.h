@@ -62,10 +62,10 @@ inline void expect_same_bits(const std::vector<float>& a, const std::vector<floa
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << what;
 }
 
-// On any CPU: `to_pq2` gives the PQ2_0 bytes of a `form` matrix, and `repacked` (its rows re-packed for
-// the PQ2_0 decode kernel) that kernel's bits, for one and for three tokens.
-inline void expect_repack_equals_pq2(quant::TensorType form, kernels::cpu::ToPq2Rows to_pq2,
-                                     kernels::cpu::Pq2RowsKernel repacked) {
+// On any CPU: `to_pq2` gives the PQ2_0 bytes of a `form` matrix, and `kernel` on it the bits of this
+// CPU's PQ2_0 decode kernel on those bytes, for one and for three tokens.
+inline void expect_pq2_decode_bits(quant::TensorType form, kernels::cpu::ToPq2Rows to_pq2,
+                                   kernels::cpu::Pq2RowsKernel kernel) {
   const int64_t cols = 128 * 7;
   const TwoForms m = random_two_forms(form, 41, cols, 8);
   std::vector<uint8_t> out(m.pq2_bytes.size());
@@ -75,8 +75,8 @@ inline void expect_repack_equals_pq2(quant::TensorType form, kernels::cpu::ToPq2
     const std::vector<float> x = kernel_test_acts(tokens * cols, 5);
     kernels::cpu::ActBuffer buffer;
     const kernels::cpu::QuantizedActs a = buffer.quantize(x.data(), cols, tokens);
-    expect_same_bits(run_split(repacked, m.form, a, 13),
-                     run_split(kernels::cpu::pq2_decode_kernel(), m.pq2, a, 0), "re-packed");
+    expect_same_bits(run_split(kernel, m.form, a, 13),
+                     run_split(kernels::cpu::pq2_decode_kernel(), m.pq2, a, 0), "decode");
   }
 }
 
