@@ -19,11 +19,11 @@ using testing_support::kernel_test_acts;
 using testing_support::run_split;
 using testing_support::TwoForms;
 
+#if defined(__x86_64__)
 TwoForms random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
   return testing_support::random_two_forms(quant::TensorType::kTritPlanes, rows, cols, seed);
 }
 
-#if defined(__x86_64__)
 class CpuTritPlanes : public testing::Test {
  protected:
   void SetUp() override {
