@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/trit_rows.h"
@@ -58,19 +57,8 @@ TEST_F(CpuTritRows, Avx2RePackGivesThePq2Bytes) {
 }
 
 TEST_F(CpuTritRows, SharedMatmulOverThePoolEqualsPq2) {
-  ThreadPool pool(2);
-  const int64_t cols = 128 * 43;
-  const TwoForms q = random_matrix(300, cols, 1), k = random_matrix(64, cols, 2);
-  const std::vector<float> x = kernel_test_acts(cols, 3);
-  ActBuffer buffer;
-  const QuantizedActs a = buffer.quantize(x.data(), cols, 1);
-  std::vector<float> yq(300), yk(64), eq(300), ek(64);
-  const TernaryTarget trits[] = {{yq.data(), q.form}, {yk.data(), k.form}};
-  const TernaryTarget pq2[] = {{eq.data(), q.pq2}, {ek.data(), k.pq2}};
-  pq2_matmul_shared(trits, a, &pool, trit_rows_avx2);
-  pq2_matmul_shared(pq2, a, &pool, pq2_rows_avx2);
-  expect_same_bits(yq, eq, "q");
-  expect_same_bits(yk, ek, "k");
+  testing_support::expect_shared_matmul_equals_pq2(quant::TensorType::kTritRows, trit_rows_avx2,
+                                                   pq2_rows_avx2);
 }
 #endif
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "core/thread_pool.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_slabs.h"
 #include "quant/codec.h"
@@ -60,6 +61,25 @@ inline std::vector<float> run_split(kernels::cpu::Pq2RowsKernel kernel, const ke
 inline void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << what;
+}
+
+// Two matrices of `form` sharing one token's activations over a pool of two threads: `kernel` gives the
+// bits `pq2_kernel` gives on their PQ2_0 twins.
+inline void expect_shared_matmul_equals_pq2(quant::TensorType form, kernels::cpu::Pq2RowsKernel kernel,
+                                            kernels::cpu::Pq2RowsKernel pq2_kernel) {
+  ThreadPool pool(2);
+  const int64_t cols = 128 * 43;
+  const TwoForms q = random_two_forms(form, 300, cols, 1), k = random_two_forms(form, 64, cols, 2);
+  const std::vector<float> x = kernel_test_acts(cols, 3);
+  kernels::cpu::ActBuffer buffer;
+  const kernels::cpu::QuantizedActs a = buffer.quantize(x.data(), cols, 1);
+  std::vector<float> yq(300), yk(64), eq(300), ek(64);
+  const kernels::cpu::TernaryTarget held[] = {{yq.data(), q.form}, {yk.data(), k.form}};
+  const kernels::cpu::TernaryTarget pq2[] = {{eq.data(), q.pq2}, {ek.data(), k.pq2}};
+  kernels::cpu::pq2_matmul_shared(held, a, &pool, kernel);
+  kernels::cpu::pq2_matmul_shared(pq2, a, &pool, pq2_kernel);
+  expect_same_bits(yq, eq, "q");
+  expect_same_bits(yk, ek, "k");
 }
 
 // On any CPU: `to_pq2` gives the PQ2_0 bytes of a `form` matrix, and `kernel` on it the bits of this

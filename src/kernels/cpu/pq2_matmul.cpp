@@ -119,6 +119,14 @@ Pq2RowsKernel pq2_decode_kernel() {
   return pq2_rows_scalar;
 }
 
+bool pq2_decode_in_lane_order() {
+#if defined(__x86_64__)
+  return pq2_decode_kernel() != pq2_rows_avx512_lanes;
+#else
+  return true;
+#endif
+}
+
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
 #if defined(__x86_64__)
   if (cpu_features().has_amx_int8()) return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_amx_few;

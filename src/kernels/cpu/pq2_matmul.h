@@ -124,6 +124,9 @@ inline constexpr int64_t kPanelMinTokens = 2;
 // The kernels this CPU runs (after the TERN_ISA cap) for decode tokens, and for n_tokens prompt tokens.
 Pq2RowsKernel pq2_decode_kernel();
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens);
+// Whether pq2_decode_kernel() gives pq2_rows_avx2's bits (the lane order): every kernel but the 16-lane
+// AVX-512 one, which rounds its own way.
+bool pq2_decode_in_lane_order();
 
 // The row kernels take prompt tokens in chunks whose activations, this many bytes, stay in L2 while the
 // chunk sweeps a thread's rows: half of one core's L2, the weights streaming through the rest, and at

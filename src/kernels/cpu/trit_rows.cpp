@@ -5,13 +5,11 @@
 
 namespace tern::kernels::cpu {
 
-// The AVX2 kernel gives pq2_rows_avx2's bits, which pq2_decode_kernel() gives on every CPU but one with
-// AVX-512 VNNI and no VBMI (its 16-lane kernel rounds its own way): there the re-pack keeps a PTQ1_0
-// file's logits those of its PQ2_0 twin.
+// The AVX2 kernel gives pq2_rows_avx2's bits: where the PQ2_0 decode kernel rounds otherwise, the re-pack
+// keeps a PTQ1_0 file's logits those of its PQ2_0 twin.
 Pq2RowsKernel trit_rows_decode_kernel() {
 #if defined(__x86_64__)
-  const CpuFeatures& cpu = cpu_features();
-  if (cpu.has_avx2_fma() && (cpu.has_avx512_vbmi() || !cpu.has_avx512_vnni())) return trit_rows_avx2;
+  if (cpu_features().has_avx2_fma() && pq2_decode_in_lane_order()) return trit_rows_avx2;
 #endif
   return trit_rows_repacked;
 }

@@ -14,7 +14,7 @@
 namespace tern::kernels::cpu {
 
 // The kernel for decode tokens on this CPU: trit_rows_avx2 with AVX2 and FMA where pq2_decode_kernel()
-// gives its bits (not with AVX-512 VNNI but no VBMI), else the re-pack.
+// gives its bits (pq2_decode_in_lane_order()), else the re-pack.
 Pq2RowsKernel trit_rows_decode_kernel();
 
 // AVX2 + FMA, any number of tokens: the lane order and bits of pq2_rows_avx2. Per 32-byte source, a
