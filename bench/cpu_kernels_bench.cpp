@@ -25,6 +25,7 @@
 #include "kernels/cpu/trit_panels.h"
 #include "kernels/cpu/trit_planes.h"
 #include "kernels/cpu/trit_rows.h"
+#include "kernels/ref/argmax.h"
 #include "quant/codec.h"
 #include "quant/pq2_panels.h"
 #include "quant/trit_panels.h"
@@ -182,6 +183,41 @@ BENCHMARK(BM_Pq2MatvecPanels)->Name("Pq2MatvecPanels")->Apply(DecodeShapes)->Uni
 BENCHMARK(BM_ReadRowsOnly)->Name("Pq2MatvecReadOnly")->Apply(DecodeShapes)->Unit(benchmark::kMicrosecond);
 // 128 rows x 5120 = 680 KiB: stays in L2, so this is the kernel's instruction-bound rate.
 BENCHMARK(BM_Pq2Matmul)->Name("Pq2MatvecHot")->Args({5120, 128, 1, 1, 0})->Unit(benchmark::kMicrosecond);
+
+// The 27B head (K 5120, 248,320 rows, 337 MB of PQ2_0) for one decode token on two threads, with its
+// greedy pick: arg 0, the matmul and then ref::argmax over the logits on the calling thread (the path
+// before the pick was fused); arg 1, pq2_matmul_argmax (each thread folds the rows it wrote).
+void BM_HeadPick(benchmark::State& state) {
+  constexpr int64_t k = 5120, n = 248320;
+  const bool fused = state.range(0) != 0;
+  ThreadPool& pool = pool_of(2);
+  const size_t row_bytes = static_cast<size_t>(k / 128) * kPq2BlockBytes;
+  const TernaryMatrix w{weight_arena(), n, k, row_bytes, quant::TensorType::kPQ2_0};
+  const std::vector<float> x = gaussian(k);
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), k, 1);
+  std::vector<float> y(static_cast<size_t>(n));
+  int32_t best = 0;
+  for (auto _ : state) {
+    if (fused) {
+      pq2_matmul_argmax(y.data(), &best, w, acts, &pool, pq2_decode_kernel());
+    } else {
+      pq2_matmul(y.data(), w, acts, &pool, pq2_decode_kernel());
+      best = static_cast<int32_t>(ref::argmax(y.data(), n));
+    }
+    benchmark::DoNotOptimize(best);
+  }
+  state.SetLabel(fused ? "fused pick" : "matmul, then the scan");
+}
+BENCHMARK(BM_HeadPick)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The scan the fused pick takes off the token's path: ref::argmax over the 27B head's 248,320 logits.
+void BM_ArgmaxScan(benchmark::State& state) {
+  const std::vector<float> logits = gaussian(248320);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ref::argmax(logits.data(), static_cast<int64_t>(logits.size())));
+}
+BENCHMARK(BM_ArgmaxScan)->Unit(benchmark::kMicrosecond);
 
 // The in-L2 shape of the Hot benchmarks: 128 rows x 5120 = 680 KiB of PQ2_0.
 constexpr int64_t kHotK = 5120, kHotN = 128;

@@ -32,6 +32,9 @@ struct Ops {
   void (*embedding)(float* out, const MatrixView& table, const int32_t* tokens, int64_t n_tokens);
   // ref::matmul over rows.count tokens
   void (*matmul)(float* y, const MatrixView& w, const float* x, TokenRows rows);
+  // ref::matmul, and best[t] = ref::argmax of token t's row of y: the head with the greedy pick fused
+  // into its pass (a backend folds each row into the pick while the row is still in its cache)
+  void (*matmul_argmax)(float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows);
   // ref::matmul_shared: several matrices over one activation (q/k/v, qkv/z, gate/up)
   void (*matmul_shared)(std::span<const MatmulTarget> targets, const float* x, TokenRows rows);
   // ref::site_forward / ref::site_inverse

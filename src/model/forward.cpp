@@ -243,6 +243,7 @@ Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& op
   ffn_up.resize(ffn_gate.size());
   hidden.resize(sz(l.max_logit_rows) * sz(c.d_model));
   logits.resize(sz(l.max_logit_rows) * sz(c.vocab_size));
+  picks.resize(sz(l.max_logit_rows));
 }
 
 void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::BatchItem> batch, Scratch& s) {
@@ -287,7 +288,9 @@ void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::Bat
 
   // §5.6: only the wanted rows go through the final norm, the head site and the head.
   int64_t out_rows = 0;
+  bool picks_wanted = false;
   p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    picks_wanted |= item.want_argmax && item.logit_rows() > 0;
     const int64_t rows = item.logit_rows();
     const int64_t first = row0 + static_cast<int64_t>(item.tokens.size()) - rows;
     for (int64_t r = 0; r < rows; ++r) {
@@ -299,7 +302,17 @@ void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::Bat
   });
   if (model.sites().enabled)
     ops.site_forward(s.hidden.data(), out_rows, d, model.sites().model_width, model.sites().block);
-  ops.matmul(s.logits.data(), w.output, s.hidden.data(), {out_rows, decoding_logit_rows});
+  const kernels::TokenRows head_rows{out_rows, decoding_logit_rows};
+  if (picks_wanted) {
+    ops.matmul_argmax(s.logits.data(), s.picks.data(), w.output, s.hidden.data(), head_rows);
+    int64_t end_row = 0;
+    for (runtime::BatchItem& item : batch) {
+      end_row += item.logit_rows();
+      item.argmax = item.want_argmax && item.logit_rows() > 0 ? s.picks[sz(end_row - 1)] : -1;
+    }
+  } else {
+    ops.matmul(s.logits.data(), w.output, s.hidden.data(), head_rows);
+  }
 
   for (runtime::BatchItem& item : batch) item.state->advance(static_cast<int64_t>(item.tokens.size()));
 }

@@ -59,13 +59,15 @@ struct Scratch {
   std::vector<float> ffn_gate;  // [rows][d_ff]
   std::vector<float> ffn_up;    // [rows][d_ff]
   // head
-  std::vector<float> hidden;  // [logit rows][d]
-  std::vector<float> logits;  // [logit rows][vocab]
+  std::vector<float> hidden;   // [logit rows][d]
+  std::vector<float> logits;   // [logit rows][vocab]
+  std::vector<int32_t> picks;  // [logit rows] the head's greedy picks (kernels::Ops::matmul_argmax)
 };
 
 // Runs every item's tokens through the decoder, writes each item's logits (BatchItem::logits, into
-// scratch.logits) and advances each state. The caller has validated the batch (runtime::Engine does):
-// states fit the model, tokens are accepted ids, positions stay within capacity, totals within limits.
+// scratch.logits) and the picks asked for (BatchItem::argmax), and advances each state. The caller has
+// validated the batch (runtime::Engine does): states fit the model, tokens are accepted ids, positions stay
+// within capacity, totals within limits.
 void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::BatchItem> batch,
              Scratch& scratch);
 

@@ -23,9 +23,14 @@ struct BatchItem {
   // prompt item of a batch; the two roles may take different kernels (kernels/ops.h TokenRows), and only
   // prompt tokens are ever cached as prefixes.
   bool decoding = false;
+  // With logits wanted: also the greedy pick of the last logit row (kernels::ref::argmax's choice),
+  // folded into the head's own pass (kernels::Ops::matmul_argmax) instead of a scan of the row after it.
+  bool want_argmax = false;
   // Out: [rows][vocab], rows = 0, 1 or tokens.size() by `want`. Points into the engine's scratch and
   // stays valid until its next step.
   std::span<const float> logits{};
+  // Out: the pick, when want_argmax; -1 otherwise.
+  int32_t argmax = -1;
 
   int64_t logit_rows() const {
     return want == LogitsWanted::kNone   ? 0

@@ -113,7 +113,10 @@ void Engine::validate(std::span<const BatchItem> batch) const {
 
 void Engine::step(std::span<BatchItem> batch) {
   validate(batch);
-  for (BatchItem& item : batch) item.logits = {};
+  for (BatchItem& item : batch) {
+    item.logits = {};
+    item.argmax = -1;
+  }
   if (batch.empty()) return;
   if (pool_) kernels::cpu_ops(*pool_);  // binds this engine's pool for this thread (either cpu table)
   model::forward(model_, ops_, batch, scratch_);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -30,16 +31,28 @@ GenerateStats generate(Engine& engine, SequenceState& state, std::span<const int
   stats.prompt_tokens = static_cast<int64_t>(prompt.size());
   const int64_t chunk = engine.limits().max_tokens;
   std::vector<float> logits(static_cast<size_t>(engine.model().config().vocab_size));
+  // The engine's greedy pick where it decides (Generation::next_from_argmax), else a copy of the row
+  // through the sampler.
+  const auto choose = [&](const BatchItem& item) {
+    if (item.argmax >= 0) {
+      std::optional<GeneratedToken> picked =
+          generation.next_from_argmax(item.argmax, item.logits[static_cast<size_t>(item.argmax)]);
+      if (picked) return std::move(*picked);
+    }
+    std::copy(item.logits.begin(), item.logits.end(), logits.begin());
+    return generation.next(logits);
+  };
+  GeneratedToken token;
 
   auto start = std::chrono::steady_clock::now();
   for (size_t offset = 0; offset < prompt.size(); offset += static_cast<size_t>(chunk)) {
     const size_t n = std::min(prompt.size() - offset, static_cast<size_t>(chunk));
     const bool last = offset + n == prompt.size();
-    BatchItem item{&state, prompt.subspan(offset, n), last ? LogitsWanted::kLast : LogitsWanted::kNone};
+    BatchItem item{&state, prompt.subspan(offset, n), last ? LogitsWanted::kLast : LogitsWanted::kNone, false,
+                   generation.argmax_decides()};
     engine.step({&item, 1});
-    if (last) std::copy(item.logits.begin(), item.logits.end(), logits.begin());
+    if (last) token = choose(item);
   }
-  GeneratedToken token = generation.next(logits);
   stats.prompt_seconds = seconds_since(start);
   on_text(token.text);
 
@@ -50,10 +63,9 @@ GenerateStats generate(Engine& engine, SequenceState& state, std::span<const int
       break;
     }
     const int32_t input = token.token;
-    BatchItem item{&state, {&input, 1}, LogitsWanted::kLast, true};
+    BatchItem item{&state, {&input, 1}, LogitsWanted::kLast, true, generation.argmax_decides()};
     engine.step({&item, 1});
-    std::copy(item.logits.begin(), item.logits.end(), logits.begin());
-    token = generation.next(logits);
+    token = choose(item);
     on_text(token.text);
   }
   stats.generate_seconds = seconds_since(start);

@@ -42,13 +42,27 @@ GeneratedToken Generation::next(std::span<float> logits) {
   if (finished()) fail(ErrorKind::kInternal, "generation: next() after the generation finished");
   const bool want_logprobs = limits_.top_logprobs >= 0;
   if (want_logprobs) std::copy(logits.begin(), logits.end(), raw_logits_.begin());
+  GeneratedToken out = emit(sampler_.sample(logits));
+  if (want_logprobs) out.logprobs = compute_logprobs(raw_logits_, out.token, limits_.top_logprobs);
+  return out;
+}
 
+bool Generation::argmax_decides() const {
+  return limits_.top_logprobs < 0 && sampler_.argmax_decides();
+}
+
+std::optional<GeneratedToken> Generation::next_from_argmax(int32_t token, float logit) {
+  if (finished()) fail(ErrorKind::kInternal, "generation: next() after the generation finished");
+  if (limits_.top_logprobs >= 0 || !sampler_.chooses_argmax(token, logit)) return std::nullopt;
+  return emit(token);
+}
+
+// Records the chosen token and applies the stop conditions.
+GeneratedToken Generation::emit(int32_t token) {
   GeneratedToken out;
-  out.token = sampler_.sample(logits);
+  out.token = token;
   sampler_.accept(out.token);
   tokens_.push_back(out.token);
-  if (want_logprobs) out.logprobs = compute_logprobs(raw_logits_, out.token, limits_.top_logprobs);
-
   if (is_stop_token(out.token)) {
     finish_ = FinishReason::kStop;
     out.text = release_held_text();

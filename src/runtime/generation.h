@@ -44,6 +44,12 @@ class Generation {
 
   // Chooses the next token from the logits of the last position (modified in place).
   GeneratedToken next(std::span<float> logits);
+  // Whether next() is the row's plain argmax, so that the engine's greedy pick (BatchItem::want_argmax)
+  // can stand for the row: no logprobs wanted and Sampler::argmax_decides().
+  bool argmax_decides() const;
+  // next() on the row whose kernels::ref::argmax is `token`, with logit `logit`, without reading the
+  // row, where that is sure to choose `token` (Sampler::chooses_argmax); nullopt, and nothing done, if not.
+  std::optional<GeneratedToken> next_from_argmax(int32_t token, float logit);
   // Ends the generation early (client gone, deadline); returns text still held back.
   std::string cancel();
 
@@ -53,6 +59,7 @@ class Generation {
   const GenerationLimits& limits() const { return limits_; }
 
  private:
+  GeneratedToken emit(int32_t token);
   std::string release_held_text();
   bool is_stop_token(int32_t token) const;
 

@@ -43,6 +43,7 @@ Sampler::Sampler(int64_t vocab_size, SamplingParams params, std::span<const int3
     if (id < 0 || id >= vocab_size) fail(ErrorKind::kInput, "logit_bias token id {} out of range", id);
     if (!std::isfinite(bias)) fail(ErrorKind::kInput, "logit_bias for token {} is not finite", id);
   }
+  std::sort(banned_.begin(), banned_.end());
   seen_.reserve(static_cast<size_t>(vocab_size));
 }
 
@@ -94,6 +95,17 @@ int32_t Sampler::sample(std::span<float> logits) {
   for (int32_t id : banned_) logits[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
   if (params_.greedy()) return argmax(logits);
   return draw(logits);
+}
+
+bool Sampler::argmax_decides() const {
+  return params_.greedy() && params_.logit_bias.empty() && params_.repetition_penalty == 1.0f &&
+         params_.presence_penalty == 0.0f && params_.frequency_penalty == 0.0f;
+}
+
+bool Sampler::chooses_argmax(int32_t token, float logit) const {
+  return argmax_decides() && token >= 0 && token < vocab_size_ &&
+         logit > -std::numeric_limits<float>::infinity() &&
+         !std::binary_search(banned_.begin(), banned_.end(), token);
 }
 
 // Temperature, then top-k, softmax, top-p and min-p over the survivors, then one seeded draw.

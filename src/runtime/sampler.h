@@ -39,6 +39,12 @@ class Sampler {
   void set_prompt(std::span<const int32_t> prompt);
   // Chooses the next token; `logits` is modified in place (penalties, masking, temperature).
   int32_t sample(std::span<float> logits);
+  // Whether sample() is the row's plain argmax: greedy with no logit bias and no penalties.
+  bool argmax_decides() const;
+  // Whether sample() would return `token`, the row's kernels::ref::argmax whose logit is `logit`, without
+  // reading the row: argmax_decides(), the token not banned and its logit above -inf (so the banned ids'
+  // -inf cannot tie with it).
+  bool chooses_argmax(int32_t token, float logit) const;
   // Records a token that was emitted (feeds the output penalties).
   void accept(int32_t token);
   void reset();
@@ -51,7 +57,7 @@ class Sampler {
 
   int64_t vocab_size_;
   SamplingParams params_;
-  std::vector<int32_t> banned_;
+  std::vector<int32_t> banned_;        // sorted
   std::vector<uint8_t> in_prompt_;     // per token: appeared in the prompt
   std::vector<int32_t> output_count_;  // per token: times emitted
   std::vector<int32_t> seen_;          // tokens with a non-zero mark, for O(seen) resets

@@ -307,8 +307,11 @@ void Scheduler::step_once() {
   int64_t budget = options_.max_batch_tokens;
   for (auto& seq : running_) {
     if (seq->done || !seq->decoding) continue;
-    batch.push_back(
-        {&slots_[static_cast<size_t>(seq->slot)], {&seq->next_token, 1}, LogitsWanted::kLast, true});
+    batch.push_back({&slots_[static_cast<size_t>(seq->slot)],
+                     {&seq->next_token, 1},
+                     LogitsWanted::kLast,
+                     true,
+                     seq->generation.argmax_decides()});
     owners.push_back(seq.get());
     ends.push_back(0);
     --budget;
@@ -323,7 +326,8 @@ void Scheduler::step_once() {
                                                            : LogitsWanted::kNone;
     const std::span<const int32_t> tokens(seq->request.prompt.data() + seq->prefilled,
                                           static_cast<size_t>(end - seq->prefilled));
-    batch.push_back({&slots_[static_cast<size_t>(seq->slot)], tokens, want});
+    batch.push_back(
+        {&slots_[static_cast<size_t>(seq->slot)], tokens, want, false, seq->generation.argmax_decides()});
     owners.push_back(seq.get());
     ends.push_back(end);
     budget -= end - seq->prefilled;
@@ -341,7 +345,7 @@ void Scheduler::step_once() {
     Sequence& seq = *owners[i];
     const BatchItem& item = batch[i];
     if (seq.decoding) {
-      sample_and_emit(seq, item.logits, false);
+      sample_and_emit(seq, item.logits, false, item.argmax);
       continue;
     }
     const int64_t start = seq.prefilled;
@@ -360,7 +364,7 @@ void Scheduler::step_once() {
       if (end == length) checkpoint.last_logits.assign(last_row.begin(), last_row.end());
       cache_.insert(seq.request.prompt, std::move(checkpoint));
     }
-    if (end == length) sample_and_emit(seq, last_row, true);
+    if (end == length) sample_and_emit(seq, last_row, true, item.argmax);
   }
   std::lock_guard lock(mutex_);
   stats_.prompt_tokens += prompt_tokens;
@@ -383,7 +387,8 @@ void Scheduler::emit_prompt_logprobs(Sequence& seq, std::span<const float> logit
   if (!event.prompt_logprobs.empty()) seq.stream->push(seq.id, std::move(event));
 }
 
-void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits, bool from_prefill) {
+void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits, bool from_prefill,
+                                int32_t argmax) {
   const Clock::time_point now = Clock::now();
   if (from_prefill) {
     seq.first_token = now;
@@ -395,17 +400,25 @@ void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits, bo
       seq.thinking_tokens >= request.thinking_budget) {
     seq.forced.assign(request.think_close.begin(), request.think_close.end());
   }
-  std::copy(logits.begin(), logits.end(), logits_scratch_.begin());
-  if (!seq.forced.empty()) {
-    // A forced token is the only one left to choose from: it goes through the same Generation (text,
-    // stop conditions) as a sampled one.
-    const auto forced = static_cast<size_t>(seq.forced.front());
-    seq.forced.pop_front();
-    const float kept = logits_scratch_[forced];
-    std::fill(logits_scratch_.begin(), logits_scratch_.end(), -INFINITY);
-    logits_scratch_[forced] = kept;
+  // The engine's greedy pick stands for the row where it decides (no forced token, Generation's rules):
+  // the row is then neither copied nor scanned again.
+  std::optional<GeneratedToken> picked;
+  if (argmax >= 0 && seq.forced.empty())
+    picked = seq.generation.next_from_argmax(argmax, logits[static_cast<size_t>(argmax)]);
+  if (!picked) {
+    std::copy(logits.begin(), logits.end(), logits_scratch_.begin());
+    if (!seq.forced.empty()) {
+      // A forced token is the only one left to choose from: it goes through the same Generation (text,
+      // stop conditions) as a sampled one.
+      const auto forced = static_cast<size_t>(seq.forced.front());
+      seq.forced.pop_front();
+      const float kept = logits_scratch_[forced];
+      std::fill(logits_scratch_.begin(), logits_scratch_.end(), -INFINITY);
+      logits_scratch_[forced] = kept;
+    }
+    picked = seq.generation.next(logits_scratch_);
   }
-  GeneratedToken generated = seq.generation.next(logits_scratch_);
+  GeneratedToken generated = std::move(*picked);
   const int32_t token = generated.token;
   if (seq.thinking) {
     ++seq.thinking_tokens;

@@ -141,7 +141,8 @@ class Scheduler {
   void finish(Sequence& seq, FinishReason reason, std::string text = {}, std::string error = {},
               bool deadline = false);
   void step_once();
-  void sample_and_emit(Sequence& seq, std::span<const float> logits, bool from_prefill);
+  // `argmax`: the engine's greedy pick of `logits` (BatchItem::argmax), or -1.
+  void sample_and_emit(Sequence& seq, std::span<const float> logits, bool from_prefill, int32_t argmax = -1);
   void emit_prompt_logprobs(Sequence& seq, std::span<const float> logits, int64_t first_row, int64_t rows);
   int64_t prefill_end(const Sequence& seq, int64_t budget) const;
 

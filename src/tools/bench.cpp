@@ -103,7 +103,8 @@ double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptio
     feed(engine, seq, tokens);
   } else {
     for (const int32_t& token : tokens) {
-      runtime::BatchItem item{&seq, {&token, 1}, runtime::LogitsWanted::kLast, true};
+      // A greedy decode step as `tern run` takes it: the head with its pick.
+      runtime::BatchItem item{&seq, {&token, 1}, runtime::LogitsWanted::kLast, true, true};
       engine.step({&item, 1});
     }
   }

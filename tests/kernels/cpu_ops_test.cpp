@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/ref/argmax.h"
 #include "quant/codec.h"
 
 namespace tern::kernels {
@@ -88,6 +90,39 @@ TEST(CpuOps, Pq2RowDependsOnlyOnItsRoleAndItsValues) {
   }
   cpu.matmul(chunk.data(), w, x.data() + kDecode * kCols, {kPrompt, 0});
   for (int64_t t = 0; t < kPrompt; ++t) EXPECT_EQ(row_of(chunk, t), row_of(mixed, kDecode + t)) << t;
+}
+
+// The head with its greedy pick fused: the same logits as the matmul, and per token ref::argmax of its
+// row, for decode and prompt tokens together, rows split over three threads, and a tie across threads.
+TEST(CpuOps, HeadPickIsTheArgmaxOfTheMatmulsRows) {
+  constexpr int64_t kRows = 2000, kCols = 1024, kDecode = 3, kPrompt = 6, kTokens = kDecode + kPrompt;
+  Problem problem(kRows, kCols, kTokens, 17);
+  ThreadPool pool(3);
+  const Ops& cpu = cpu_ops(pool);
+  const MatrixView w{quant::TensorType::kPQ2_0, problem.pq2.data(), kCols, kRows, problem.row_bytes};
+  std::vector<float> plain(kTokens * kRows), fused(kTokens * kRows);
+  std::vector<int32_t> best(kTokens, -1);
+  cpu.matmul(plain.data(), w, problem.x.data(), {kTokens, kDecode});
+
+  // Row 1 becomes a copy of token 0's winning row, which is far from it: the two tie for every token,
+  // and the lower index must win.
+  const auto winner = static_cast<int64_t>(ref::argmax(plain.data(), kRows));
+  ASSERT_GT(winner, 400);  // past the first thread's first range of rows
+  std::copy_n(&problem.pq2[winner * problem.row_bytes], problem.row_bytes, &problem.pq2[problem.row_bytes]);
+  cpu.matmul(plain.data(), w, problem.x.data(), {kTokens, kDecode});
+  cpu.matmul_argmax(fused.data(), best.data(), w, problem.x.data(), {kTokens, kDecode});
+  EXPECT_EQ(fused, plain);
+  for (int64_t t = 0; t < kTokens; ++t)
+    EXPECT_EQ(best[t], ref::argmax(&plain[t * kRows], kRows)) << "token " << t;
+  EXPECT_EQ(best[0], 1);
+
+  // A dense head takes the matmul, then the scan.
+  const MatrixView f32{quant::TensorType::kF32, reinterpret_cast<const uint8_t*>(problem.dense.data()), kCols,
+                       kRows, kCols * sizeof(float)};
+  cpu.matmul(plain.data(), f32, problem.x.data(), {kTokens});
+  cpu.matmul_argmax(fused.data(), best.data(), f32, problem.x.data(), {kTokens});
+  EXPECT_EQ(fused, plain);
+  for (int64_t t = 0; t < kTokens; ++t) EXPECT_EQ(best[t], ref::argmax(&plain[t * kRows], kRows)) << t;
 }
 
 }  // namespace

@@ -124,6 +124,33 @@ TEST_F(EngineTest, DecodeRowsAndPrefillChunksShareAStep) {
   EXPECT_EQ(s2.position(), 20);
 }
 
+// BatchItem::want_argmax: the engine's pick is ref::argmax of the item's last logit row, on both backends,
+// for decode and prompt items in one step; items that do not ask get -1 and their logits as before.
+TEST_F(EngineTest, HeadPickIsTheArgmaxOfTheLastLogitRow) {
+  const auto a = random_prompt(*model_, 9, 21);
+  const auto b = random_prompt(*model_, 6, 22);
+  const auto c = random_prompt(*model_, 3, 23);
+  for (const Backend backend : {Backend::kRef, Backend::kCpu}) {
+    Engine engine(*model_, EngineOptions{.backend = backend, .threads = 2});
+    SequenceState sa = engine.new_sequence(16), sb = engine.new_sequence(16), sc = engine.new_sequence(16);
+    std::vector<BatchItem> warm{{&sa, std::span(a).first(8), LogitsWanted::kNone}};
+    engine.step(warm);
+    std::vector<BatchItem> batch{{&sa, std::span(a).last(1), LogitsWanted::kLast, true, true},
+                                 {&sb, b, LogitsWanted::kAll, false, true},
+                                 {&sc, c, LogitsWanted::kLast}};
+    engine.step(batch);
+    const auto last_row_argmax = [&](const BatchItem& item) {
+      return static_cast<int32_t>(kernels::ref::argmax(
+          item.logits.data() + item.logits.size() - static_cast<size_t>(vocab()), vocab()));
+    };
+    EXPECT_EQ(batch[0].argmax, last_row_argmax(batch[0])) << backend_name(backend);
+    EXPECT_EQ(batch[1].argmax, last_row_argmax(batch[1])) << backend_name(backend);
+    EXPECT_EQ(batch[1].logits.size(), b.size() * static_cast<size_t>(vocab()));
+    EXPECT_EQ(batch[2].argmax, -1);
+    EXPECT_EQ(batch[2].logits.size(), static_cast<size_t>(vocab()));
+  }
+}
+
 // Logits of a 40-token prompt, then of three decode steps (the two roles take different kernels).
 std::vector<std::vector<float>> prompt_then_decode(Engine& engine, const std::vector<int32_t>& prompt) {
   SequenceState seq = engine.new_sequence(44);

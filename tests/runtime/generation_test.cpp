@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,46 @@ TEST(Generation, LogprobsComeFromTheRawDistribution) {
   EXPECT_EQ(second.token, 0);
   EXPECT_NEAR(second.logprobs->chosen.logprob, expected - 10.0, 1e-5);
   EXPECT_EQ(second.logprobs->top[0].token, 'a');  // ...but the reported distribution is the model's
+}
+
+// The engine's greedy pick (BatchItem::argmax) stands for the row: the same tokens, text and stops as
+// next() on the row, and no stand-in where next() would need the row.
+TEST(Generation, ArgmaxPickGivesWhatTheRowGives) {
+  const auto tok = make_tokenizer();
+  GenerationLimits limits;
+  limits.stop_tokens = text::end_of_generation_ids(tok.vocab());
+  limits.stop_strings = {"lo!"};
+  const std::vector<int32_t> tokens{'h', 'e', 'l', 'l', 'o', '!', 'x'};
+  Generation by_rows(tok, SamplingParams{}, limits, {});
+  Generation by_picks(tok, SamplingParams{}, limits, {});
+  for (int32_t t : tokens) {
+    if (by_rows.finished()) break;
+    auto logits = pick(t);
+    const GeneratedToken want = by_rows.next(logits);
+    const std::optional<GeneratedToken> got = by_picks.next_from_argmax(t, 10.0f);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->token, want.token);
+    EXPECT_EQ(got->text, want.text);
+    EXPECT_EQ(got->finish, want.finish);
+  }
+  EXPECT_TRUE(by_picks.finished());
+  EXPECT_EQ(by_picks.tokens(), by_rows.tokens());
+
+  GenerationLimits with_logprobs;
+  with_logprobs.top_logprobs = 0;
+  Generation wants_row(tok, SamplingParams{}, with_logprobs, {});
+  EXPECT_FALSE(wants_row.argmax_decides());
+  EXPECT_FALSE(wants_row.next_from_argmax('a', 10.0f).has_value());
+  EXPECT_TRUE(wants_row.tokens().empty());  // nothing done
+  SamplingParams penalised;
+  penalised.frequency_penalty = 1.0f;
+  Generation penalty(tok, penalised, GenerationLimits{}, {});
+  EXPECT_FALSE(penalty.next_from_argmax('a', 10.0f).has_value());
+  const std::vector<int32_t> banned{'a'};
+  Generation banning(tok, SamplingParams{}, GenerationLimits{}, {}, banned);
+  EXPECT_TRUE(banning.argmax_decides());
+  EXPECT_FALSE(banning.next_from_argmax('a', 10.0f).has_value());
+  EXPECT_EQ(banning.next_from_argmax('b', 10.0f)->token, 'b');
 }
 
 }  // namespace

@@ -35,6 +35,36 @@ TEST(Sampler, BannedTokensAreNeverChosen) {
   EXPECT_EQ(sampler.sample(logits), 2);
 }
 
+// The engine's fused greedy pick may stand for the row only where sample() would return it.
+TEST(Sampler, ArgmaxChoosesOnlyWhereSampleWould) {
+  const std::vector<int32_t> banned{4, 1};
+  const Sampler greedy(6, SamplingParams{}, banned);
+  EXPECT_TRUE(greedy.argmax_decides());
+  EXPECT_TRUE(greedy.chooses_argmax(2, 0.5f));
+  EXPECT_TRUE(greedy.chooses_argmax(2, std::numeric_limits<float>::infinity()));
+  EXPECT_FALSE(greedy.chooses_argmax(1, 0.5f));  // banned: sample() takes the best allowed one
+  EXPECT_FALSE(greedy.chooses_argmax(4, 0.5f));
+  EXPECT_FALSE(greedy.chooses_argmax(2, -std::numeric_limits<float>::infinity()));  // ties the banned
+  EXPECT_FALSE(greedy.chooses_argmax(2, std::nanf("")));
+  EXPECT_FALSE(greedy.chooses_argmax(6, 0.5f));
+
+  std::vector<float> logits{0.0f, 9.0f, 3.0f, 3.0f, 9.5f, -1.0f};  // argmax 4 is banned
+  Sampler copy(6, SamplingParams{}, banned);
+  EXPECT_EQ(copy.sample(logits), 2);
+
+  const auto decides = [](auto&& set) {
+    SamplingParams params;
+    set(params);
+    return Sampler(6, params).argmax_decides();
+  };
+  EXPECT_FALSE(decides([](SamplingParams& p) { p.temperature = 0.7f; }));
+  EXPECT_FALSE(decides([](SamplingParams& p) { p.logit_bias = {{3, 1.0f}}; }));
+  EXPECT_FALSE(decides([](SamplingParams& p) { p.repetition_penalty = 1.1f; }));
+  EXPECT_FALSE(decides([](SamplingParams& p) { p.presence_penalty = 0.5f; }));
+  EXPECT_FALSE(decides([](SamplingParams& p) { p.frequency_penalty = 0.5f; }));
+  EXPECT_TRUE(decides([](SamplingParams& p) { p.top_k = 5; }));  // greedy ignores the cut-offs
+}
+
 TEST(Sampler, LogitBiasShiftsRawLogitsAndIsRangeChecked) {
   SamplingParams params;
   params.logit_bias = {{3, 2.0f}, {1, -100.0f}};

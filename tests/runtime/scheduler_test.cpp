@@ -257,6 +257,37 @@ TEST_F(SchedulerTest, RequestGivesTheSameTokensAloneAndInAFullBatch) {
   EXPECT_GT(scheduler.stats().steps, 0);
 }
 
+// Without logprobs a greedy request takes the engine's fused pick (BatchItem::argmax) instead of the row;
+// with them, the row through the sampler. Both give the same tokens, alone and beside sampled requests.
+TEST_F(SchedulerTest, FusedGreedyPickGivesTheTokensOfTheRow) {
+  Engine engine(*model_);
+  SchedulerOptions options;
+  options.parallel = 4;
+  options.context = 512;
+  Scheduler scheduler(engine, *tokenizer_, options);
+  const std::vector<int32_t> probe = prompt(120, 31);
+  const Outcome by_row = run_alone(scheduler, greedy(probe, 20));
+  ASSERT_EQ(by_row.tokens.size(), 20u);
+  GenerationRequest plain = greedy(probe, 20);
+  plain.limits.top_logprobs = -1;
+  const Outcome by_pick = run_alone(scheduler, plain);
+  EXPECT_EQ(by_pick.tokens, by_row.tokens);
+  EXPECT_TRUE(by_pick.logprobs.empty());
+
+  auto stream = std::make_shared<RequestStream>();
+  uint64_t probe_id = 0;
+  for (uint32_t i = 0; i < 4; ++i) {
+    GenerationRequest request = greedy(prompt(30 + 20 * i, 40 + i), 20);
+    request.limits.top_logprobs = -1;
+    if (i % 2 == 1) request.sampling.temperature = 0.8f;
+    if (i == 2) request = plain;
+    uint64_t id = 0;
+    ASSERT_EQ(scheduler.submit(std::move(request), stream, id), Scheduler::Admission::kAccepted);
+    if (i == 2) probe_id = id;
+  }
+  EXPECT_EQ(collect(*stream, 4).at(probe_id).tokens, by_row.tokens);
+}
+
 TEST_F(SchedulerTest, CancelFreesTheSequenceAndTheQueueIsBounded) {
   Engine engine(*model_);
   SchedulerOptions options;

@@ -13,6 +13,7 @@
 #include "kernels/cpu/trit_panels.h"
 #include "kernels/cpu/trit_planes.h"
 #include "kernels/cpu/trit_rows.h"
+#include "kernels/ref/argmax.h"
 #include "kernels/ref/matmul.h"
 
 namespace tern::kernels {
@@ -114,6 +115,32 @@ void cpu_matmul(float* y, const MatrixView& w, const float* x, TokenRows rows) {
   cpu_matmul_shared<kReadOnly>({&target, 1}, x, rows);
 }
 
+// The head with its greedy pick: decode and prompt tokens take their kernels as in cpu_matmul_shared, and
+// each kernel's rows are folded into the pick by the thread that wrote them. Other matrices: the matmul,
+// then ref::argmax per token.
+template <bool kReadOnly>
+void cpu_matmul_argmax(float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows) {
+  if (!is_fast_ternary(w)) {
+    other_matmul(y, w, x, rows.count);
+    for (int64_t t = 0; t < rows.count; ++t)
+      best[t] = static_cast<int32_t>(ref::argmax(y + t * w.rows, w.rows));
+    return;
+  }
+  const cpu::TernaryMatrix matrix{w.data, w.rows, w.cols, w.row_bytes, w.type};
+  thread_local cpu::ActBuffer buffer;
+  const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, rows.count, cpu_pool);
+  const int64_t prompt = rows.count - rows.decoding;
+  if (rows.decoding > 0) {
+    cpu::pq2_matmul_argmax(y, best, matrix, acts.slice(0, rows.decoding), cpu_pool,
+                           kReadOnly ? cpu::pq2_rows_read_only : decode_kernel(w.type));
+  }
+  if (prompt > 0) {
+    cpu::pq2_matmul_argmax(y + rows.decoding * w.rows, best + rows.decoding, matrix,
+                           acts.slice(rows.decoding, prompt), cpu_pool,
+                           kReadOnly ? cpu::pq2_rows_read_only : prompt_kernel(w.type, prompt));
+  }
+}
+
 }  // namespace
 
 const Ops& cpu_ops(ThreadPool& pool) {
@@ -122,6 +149,7 @@ const Ops& cpu_ops(ThreadPool& pool) {
     Ops table = reference_ops();
     table.name = "cpu";
     table.matmul = cpu_matmul<false>;
+    table.matmul_argmax = cpu_matmul_argmax<false>;
     table.matmul_shared = cpu_matmul_shared<false>;
     table.site_forward = cpu::site_forward;
     table.site_inverse = cpu::site_inverse;
@@ -151,6 +179,7 @@ const Ops& cpu_read_only_ops(ThreadPool& pool) {
     Ops table = cpu_ops(pool);
     table.name = "cpu, read-only matmuls";
     table.matmul = cpu_matmul<true>;
+    table.matmul_argmax = cpu_matmul_argmax<true>;
     table.matmul_shared = cpu_matmul_shared<true>;
     return table;
   }();

@@ -10,7 +10,9 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/cpu/grow_buffer.h"
 #include "kernels/cpu/stream_read.h"
+#include "kernels/ref/argmax.h"
 #include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
@@ -148,8 +150,13 @@ void pq2_matmul(float* y, const TernaryMatrix& w, const QuantizedActs& a, Thread
   pq2_matmul_shared({&target, 1}, a, pool, kernel);
 }
 
-void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
-                       Pq2RowsKernel kernel) {
+namespace {
+
+// The rows of all targets, taken as one sequence, split over the pool's threads; after the kernel has
+// written rows [begin, end) of target i, on_rows(i, begin, end, thread) runs on the thread that wrote them.
+template <class OnRows>
+void run_rows(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
+              Pq2RowsKernel kernel, const OnRows& on_rows) {
   int64_t groups = 0;  // row groups of all targets together
   for (const TernaryTarget& t : targets) {
     const TernaryMatrix& w = t.w;
@@ -162,32 +169,60 @@ void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedAc
     groups += (w.rows + kRowGrain - 1) / kRowGrain;
   }
   // Runs the global row groups [first, last) of the concatenated targets.
-  const auto run_groups = [&](int64_t first, int64_t last) {
+  const auto run_groups = [&](int64_t first, int64_t last, int thread) {
     int64_t base = 0;
-    for (const TernaryTarget& t : targets) {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const TernaryTarget& t = targets[i];
       const int64_t own = (t.w.rows + kRowGrain - 1) / kRowGrain;
       const int64_t begin = std::max(first, base), end = std::min(last, base + own);
       if (begin < end) {
-        kernel(t.y, t.w.rows, t.w, a, (begin - base) * kRowGrain,
-               std::min(t.w.rows, (end - base) * kRowGrain));
+        const int64_t row_begin = (begin - base) * kRowGrain,
+                      row_end = std::min(t.w.rows, (end - base) * kRowGrain);
+        kernel(t.y, t.w.rows, t.w, a, row_begin, row_end);
+        on_rows(i, row_begin, row_end, thread);
       }
       base += own;
     }
   };
   const int threads = pool == nullptr ? 1 : pool->size();
   if (threads == 1 || groups * a.blocks() * a.n_tokens < kMinParallelWork) {
-    run_groups(0, groups);
+    run_groups(0, groups, 0);
     return;
   }
   if (a.n_tokens <= kGuidedMaxTokens) {
-    pool->for_ranges_guided(groups, kMinGuidedGroups,
-                            [&](int64_t first, int64_t last, int) { run_groups(first, last); });
+    pool->for_ranges_guided(groups, kMinGuidedGroups, run_groups);
     return;
   }
   // A few equal parts per thread, claimed dynamically, so a thread the OS pauses does not hold up the rest.
   const int64_t parts = std::min<int64_t>(groups, 4 * threads);
-  pool->for_each(parts,
-                 [&](int64_t part, int) { run_groups(groups * part / parts, groups * (part + 1) / parts); });
+  pool->for_each(parts, [&](int64_t part, int thread) {
+    run_groups(groups * part / parts, groups * (part + 1) / parts, thread);
+  });
+}
+
+}  // namespace
+
+void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
+                       Pq2RowsKernel kernel) {
+  run_rows(targets, a, pool, kernel, [](size_t, int64_t, int64_t, int) {});
+}
+
+void pq2_matmul_argmax(float* y, int32_t* best, const TernaryMatrix& w, const QuantizedActs& a,
+                       ThreadPool* pool, Pq2RowsKernel kernel) {
+  const int threads = pool == nullptr ? 1 : pool->size();
+  thread_local GrowBuffer<ref::ArgmaxFold> buffer;
+  ref::ArgmaxFold* picks = buffer.at_least(static_cast<size_t>(threads * a.n_tokens));  // [thread][token]
+  std::fill_n(picks, threads * a.n_tokens, ref::ArgmaxFold{});
+  const TernaryTarget target{y, w};
+  run_rows({&target, 1}, a, pool, kernel, [&](size_t, int64_t begin, int64_t end, int thread) {
+    for (int64_t t = 0; t < a.n_tokens; ++t)
+      picks[thread * a.n_tokens + t].take_run(y + t * w.rows + begin, begin, end - begin);
+  });
+  for (int64_t t = 0; t < a.n_tokens; ++t) {
+    ref::ArgmaxFold pick;
+    for (int thread = 0; thread < threads; ++thread) pick.take(picks[thread * a.n_tokens + t]);
+    best[t] = static_cast<int32_t>(pick.result());
+  }
 }
 
 }  // namespace tern::kernels::cpu

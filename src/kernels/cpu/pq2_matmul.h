@@ -155,4 +155,10 @@ struct TernaryTarget {
 void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
                        Pq2RowsKernel kernel);
 
+// pq2_matmul, and best[t] = ref::argmax of token t's row of y (the greedy pick of a head): each thread
+// folds the rows it computed into its own pick while they are in its cache, then the picks are folded
+// (ref::ArgmaxFold: argmax's choice whichever rows each thread took). Allocates only to grow its picks.
+void pq2_matmul_argmax(float* y, int32_t* best, const TernaryMatrix& w, const QuantizedActs& a,
+                       ThreadPool* pool, Pq2RowsKernel kernel);
+
 }  // namespace tern::kernels::cpu

@@ -1,6 +1,7 @@
 #include "kernels/ops.h"
 
 #include "kernels/ref/activation.h"
+#include "kernels/ref/argmax.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/embedding.h"
 #include "kernels/ref/l2_norm.h"
@@ -17,6 +18,12 @@ const Ops& reference_ops() {
       .embedding = ref::embedding,
       .matmul = [](float* y, const MatrixView& w, const float* x,
                    TokenRows rows) { ref::matmul(y, w, x, rows.count); },
+      .matmul_argmax =
+          [](float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows) {
+            ref::matmul(y, w, x, rows.count);
+            for (int64_t t = 0; t < rows.count; ++t)
+              best[t] = static_cast<int32_t>(ref::argmax(y + t * w.rows, w.rows));
+          },
       .matmul_shared = [](std::span<const MatmulTarget> targets, const float* x,
                           TokenRows rows) { ref::matmul_shared(targets, x, rows.count); },
       .site_forward = ref::site_forward,
