@@ -208,6 +208,48 @@ void add(float* x, const float* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) x[i] += y[i];
 }
 
+// §5.6: only the wanted rows go through the final norm, the head site and the head, with the greedy
+// pick fused into the head's pass where an item asks for it. A step that only advances its states
+// (prefill chunks before a prompt's last) runs no head.
+void head(const Pass& p, int64_t decoding_logit_rows) {
+  const Config& c = p.c;
+  const Weights& w = p.model.weights();
+  Scratch& s = p.s;
+  const int64_t d = c.d_model;
+  int64_t logit_rows = 0;
+  bool picks_wanted = false;
+  for (const runtime::BatchItem& item : p.batch) {
+    logit_rows += item.logit_rows();
+    picks_wanted |= item.want_argmax && item.logit_rows() > 0;
+  }
+  if (logit_rows == 0) return;
+  s.reserve_logit_rows(logit_rows);
+  int64_t out_rows = 0;
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    const int64_t rows = item.logit_rows();
+    const int64_t first = row0 + static_cast<int64_t>(item.tokens.size()) - rows;
+    for (int64_t r = 0; r < rows; ++r) {
+      p.ops.rms_norm(&s.hidden[sz((out_rows + r) * d)], &s.x[sz((first + r) * d)], w.output_norm.data(), d,
+                     static_cast<float>(c.rms_eps));
+    }
+    item.logits = std::span<const float>(s.logits.data() + out_rows * c.vocab_size, sz(rows * c.vocab_size));
+    out_rows += rows;
+  });
+  if (p.model.sites().enabled)
+    p.ops.site_forward(s.hidden.data(), logit_rows, d, p.model.sites().model_width, p.model.sites().block);
+  const kernels::TokenRows head_rows{logit_rows, decoding_logit_rows};
+  if (!picks_wanted) {
+    p.ops.matmul(s.logits.data(), w.output, s.hidden.data(), head_rows);
+    return;
+  }
+  p.ops.matmul_argmax(s.logits.data(), s.picks.data(), w.output, s.hidden.data(), head_rows);
+  int64_t end_row = 0;
+  for (runtime::BatchItem& item : p.batch) {
+    end_row += item.logit_rows();
+    if (item.want_argmax && item.logit_rows() > 0) item.argmax = s.picks[sz(end_row - 1)];
+  }
+}
+
 }  // namespace
 
 Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& ops) : limits(l) {
@@ -241,9 +283,15 @@ Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& op
       kernels::GdnDims{c.gdn_n_k, c.gdn_n_v, c.gdn_k_head_dim, c.gdn_v_head_dim}, l.gdn_chunk));
   ffn_gate.resize(rows * sz(c.d_ff));
   ffn_up.resize(ffn_gate.size());
-  hidden.resize(sz(l.max_logit_rows) * sz(c.d_model));
-  logits.resize(sz(l.max_logit_rows) * sz(c.vocab_size));
-  picks.resize(sz(l.max_logit_rows));
+  d_model = c.d_model;
+  vocab_size = c.vocab_size;
+}
+
+void Scratch::reserve_logit_rows(int64_t rows) {
+  if (sz(rows) <= picks.size()) return;
+  hidden.resize(sz(rows) * sz(d_model));
+  logits.resize(sz(rows) * sz(vocab_size));
+  picks.resize(sz(rows));
 }
 
 void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::BatchItem> batch, Scratch& s) {
@@ -286,34 +334,7 @@ void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::Bat
     add(s.x.data(), s.block.data(), n * d);
   }
 
-  // §5.6: only the wanted rows go through the final norm, the head site and the head.
-  int64_t out_rows = 0;
-  bool picks_wanted = false;
-  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
-    picks_wanted |= item.want_argmax && item.logit_rows() > 0;
-    const int64_t rows = item.logit_rows();
-    const int64_t first = row0 + static_cast<int64_t>(item.tokens.size()) - rows;
-    for (int64_t r = 0; r < rows; ++r) {
-      ops.rms_norm(&s.hidden[sz((out_rows + r) * d)], &s.x[sz((first + r) * d)], w.output_norm.data(), d,
-                   eps);
-    }
-    item.logits = std::span<const float>(s.logits.data() + out_rows * c.vocab_size, sz(rows * c.vocab_size));
-    out_rows += rows;
-  });
-  if (model.sites().enabled)
-    ops.site_forward(s.hidden.data(), out_rows, d, model.sites().model_width, model.sites().block);
-  const kernels::TokenRows head_rows{out_rows, decoding_logit_rows};
-  if (picks_wanted) {
-    ops.matmul_argmax(s.logits.data(), s.picks.data(), w.output, s.hidden.data(), head_rows);
-    int64_t end_row = 0;
-    for (runtime::BatchItem& item : batch) {
-      end_row += item.logit_rows();
-      item.argmax = item.want_argmax && item.logit_rows() > 0 ? s.picks[sz(end_row - 1)] : -1;
-    }
-  } else {
-    ops.matmul(s.logits.data(), w.output, s.hidden.data(), head_rows);
-  }
-
+  head(p, decoding_logit_rows);
   for (runtime::BatchItem& item : batch) item.state->advance(static_cast<int64_t>(item.tokens.size()));
 }
 

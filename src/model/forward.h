@@ -25,16 +25,21 @@ struct ForwardLimits {
   int64_t gdn_chunk = 64;        // C of the chunked GDN form
 };
 
-// Every buffer the forward writes, sized once from the config and the limits; nothing is allocated
-// per step. Shapes per token (rows = limits.max_tokens).
+// Every buffer the forward writes, sized once from the config and the limits, but the head's: those grow
+// to the most logit rows a step has asked for (at most limits.max_logit_rows), since a row is a whole
+// vocabulary (1 MB at 248k ids) and most callers want one a sequence, not one a token of max_tokens (508 MB
+// at 512). So a warm decode loop allocates nothing. Shapes per token (rows = limits.max_tokens).
 struct Scratch {
   Scratch(const Config& config, const ForwardLimits& limits, const kernels::Ops& ops);
+  // Grows hidden, logits and picks to `rows` logit rows if they are smaller.
+  void reserve_logit_rows(int64_t rows);
 
   ForwardLimits limits;
-  std::vector<float> x;        // [rows][d] residual stream
-  std::vector<float> u;        // [rows][d] normed input of a block
-  std::vector<float> rotated;  // [rows][d] T_d(u) (a site output; u stays for ssm_alpha/beta)
-  std::vector<float> block;    // [rows][d] a block's output before the residual add
+  int64_t d_model = 0, vocab_size = 0;  // the widths of a logit row's buffers
+  std::vector<float> x;                 // [rows][d] residual stream
+  std::vector<float> u;                 // [rows][d] normed input of a block
+  std::vector<float> rotated;           // [rows][d] T_d(u) (a site output; u stays for ssm_alpha/beta)
+  std::vector<float> block;             // [rows][d] a block's output before the residual add
   // attention
   std::vector<float> qg;    // [rows][n_head·2·head_dim]
   std::vector<float> q;     // [rows][n_head·head_dim]

@@ -62,6 +62,9 @@ class Engine {
   const model::ForwardLimits& limits() const { return scratch_.limits; }
   Backend backend() const { return backend_; }
   int threads() const;  // 1 for the ref backend
+  // Logit rows the scratch holds: the most one step has asked for so far (model::Scratch), not
+  // max_logit_rows, whose 508 MB at 512 rows of a 248k vocabulary a decode loop never touches.
+  int64_t logit_rows_held() const { return static_cast<int64_t>(scratch_.picks.size()); }
 
   // A fresh sequence for this model (position 0, zero state) holding up to `capacity` tokens.
   SequenceState new_sequence(int64_t capacity, KvPrecision kv = KvPrecision::kF16) const;

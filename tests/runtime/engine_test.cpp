@@ -224,6 +224,27 @@ TEST_F(EngineTest, DenseUnfoldedFileMatchesTheFoldedOne) {
   }
 }
 
+// The head's scratch grows to the most logit rows a step has asked for, never to max_logit_rows ahead.
+TEST_F(EngineTest, LogitScratchGrowsToTheRowsAsked) {
+  Engine engine(*model_, EngineOptions{.max_batch_tokens = 64, .backend = Backend::kCpu, .threads = 1});
+  EXPECT_EQ(engine.logit_rows_held(), 0);
+  const auto prompt = random_prompt(*model_, 12, 12);
+  SequenceState seq = engine.new_sequence(16);
+  BatchItem none{&seq, std::span(prompt).first(3), LogitsWanted::kNone};
+  engine.step({&none, 1});
+  EXPECT_EQ(engine.logit_rows_held(), 0);
+  BatchItem last{&seq, std::span(prompt).subspan(3, 3), LogitsWanted::kLast};
+  engine.step({&last, 1});
+  EXPECT_EQ(engine.logit_rows_held(), 1);
+  BatchItem all{&seq, std::span(prompt).subspan(6, 5), LogitsWanted::kAll};
+  engine.step({&all, 1});
+  EXPECT_EQ(engine.logit_rows_held(), 5);
+  ASSERT_EQ(all.logits.size(), 5 * static_cast<size_t>(vocab()));
+  BatchItem again{&seq, std::span(prompt).subspan(11, 1), LogitsWanted::kLast};
+  engine.step({&again, 1});
+  EXPECT_EQ(engine.logit_rows_held(), 5);
+}
+
 TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
   Engine engine(*model_, kOracle);
   const auto prompt = random_prompt(*model_, 5, 9);
