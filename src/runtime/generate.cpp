@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -31,17 +30,6 @@ GenerateStats generate(Engine& engine, SequenceState& state, std::span<const int
   stats.prompt_tokens = static_cast<int64_t>(prompt.size());
   const int64_t chunk = engine.limits().max_tokens;
   std::vector<float> logits(static_cast<size_t>(engine.model().config().vocab_size));
-  // The engine's greedy pick where it decides (Generation::next_from_argmax), else a copy of the row
-  // through the sampler.
-  const auto choose = [&](const BatchItem& item) {
-    if (item.argmax >= 0) {
-      std::optional<GeneratedToken> picked =
-          generation.next_from_argmax(item.argmax, item.logits[static_cast<size_t>(item.argmax)]);
-      if (picked) return std::move(*picked);
-    }
-    std::copy(item.logits.begin(), item.logits.end(), logits.begin());
-    return generation.next(logits);
-  };
   GeneratedToken token;
 
   auto start = std::chrono::steady_clock::now();
@@ -51,7 +39,7 @@ GenerateStats generate(Engine& engine, SequenceState& state, std::span<const int
     BatchItem item{&state, prompt.subspan(offset, n), last ? LogitsWanted::kLast : LogitsWanted::kNone, false,
                    generation.argmax_decides()};
     engine.step({&item, 1});
-    if (last) token = choose(item);
+    if (last) token = generation.next(item.logits, item.argmax, logits);
   }
   stats.prompt_seconds = seconds_since(start);
   on_text(token.text);
@@ -65,7 +53,7 @@ GenerateStats generate(Engine& engine, SequenceState& state, std::span<const int
     const int32_t input = token.token;
     BatchItem item{&state, {&input, 1}, LogitsWanted::kLast, true, generation.argmax_decides()};
     engine.step({&item, 1});
-    token = choose(item);
+    token = generation.next(item.logits, item.argmax, logits);
     on_text(token.text);
   }
   stats.generate_seconds = seconds_since(start);

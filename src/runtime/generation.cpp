@@ -57,6 +57,15 @@ std::optional<GeneratedToken> Generation::next_from_argmax(int32_t token, float 
   return emit(token);
 }
 
+GeneratedToken Generation::next(std::span<const float> row, int32_t argmax, std::span<float> scratch) {
+  if (argmax >= 0) {
+    std::optional<GeneratedToken> picked = next_from_argmax(argmax, row[static_cast<size_t>(argmax)]);
+    if (picked) return std::move(*picked);
+  }
+  std::copy(row.begin(), row.end(), scratch.begin());
+  return next(scratch);
+}
+
 // Records the chosen token and applies the stop conditions.
 GeneratedToken Generation::emit(int32_t token) {
   GeneratedToken out;

@@ -50,6 +50,10 @@ class Generation {
   // next() on the row whose kernels::ref::argmax is `token`, with logit `logit`, without reading the
   // row, where that is sure to choose `token` (Sampler::chooses_argmax); nullopt, and nothing done, if not.
   std::optional<GeneratedToken> next_from_argmax(int32_t token, float logit);
+  // next() on the engine's row of the last position, left as it is: its greedy pick `argmax`
+  // (BatchItem::argmax, -1 if none) where that decides (next_from_argmax), else a copy of the row in
+  // `scratch` (vocabulary-sized) through next().
+  GeneratedToken next(std::span<const float> row, int32_t argmax, std::span<float> scratch);
   // Ends the generation early (client gone, deadline); returns text still held back.
   std::string cancel();
 

@@ -400,25 +400,20 @@ void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits, bo
       seq.thinking_tokens >= request.thinking_budget) {
     seq.forced.assign(request.think_close.begin(), request.think_close.end());
   }
-  // The engine's greedy pick stands for the row where it decides (no forced token, Generation's rules):
-  // the row is then neither copied nor scanned again.
-  std::optional<GeneratedToken> picked;
-  if (argmax >= 0 && seq.forced.empty())
-    picked = seq.generation.next_from_argmax(argmax, logits[static_cast<size_t>(argmax)]);
-  if (!picked) {
+  GeneratedToken generated;
+  if (seq.forced.empty()) {
+    generated = seq.generation.next(logits, argmax, logits_scratch_);
+  } else {
+    // A forced token is the only one left to choose from: it goes through the same Generation (text,
+    // stop conditions) as a sampled one.
     std::copy(logits.begin(), logits.end(), logits_scratch_.begin());
-    if (!seq.forced.empty()) {
-      // A forced token is the only one left to choose from: it goes through the same Generation (text,
-      // stop conditions) as a sampled one.
-      const auto forced = static_cast<size_t>(seq.forced.front());
-      seq.forced.pop_front();
-      const float kept = logits_scratch_[forced];
-      std::fill(logits_scratch_.begin(), logits_scratch_.end(), -INFINITY);
-      logits_scratch_[forced] = kept;
-    }
-    picked = seq.generation.next(logits_scratch_);
+    const auto forced = static_cast<size_t>(seq.forced.front());
+    seq.forced.pop_front();
+    const float kept = logits_scratch_[forced];
+    std::fill(logits_scratch_.begin(), logits_scratch_.end(), -INFINITY);
+    logits_scratch_[forced] = kept;
+    generated = seq.generation.next(logits_scratch_);
   }
-  GeneratedToken generated = std::move(*picked);
   const int32_t token = generated.token;
   if (seq.thinking) {
     ++seq.thinking_tokens;

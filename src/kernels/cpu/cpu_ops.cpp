@@ -1,5 +1,7 @@
 #include "kernels/cpu/cpu_ops.h"
 
+#include <array>
+
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/attention_cpu.h"
@@ -58,6 +60,24 @@ cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
   }
 }
 
+// A matmul's two roles (pq2_matmul.h): decode tokens [0, decoding) take the decode kernel of `form`, the
+// prompt tokens after them its prompt kernel; with kReadOnly both take the read-only stand-in.
+struct RolePass {
+  int64_t first = 0, count = 0;
+  cpu::Pq2RowsKernel kernel = nullptr;
+};
+template <bool kReadOnly>
+std::array<RolePass, 2> role_passes(quant::TensorType form, TokenRows rows) {
+  const int64_t prompt = rows.count - rows.decoding;
+  if constexpr (kReadOnly) {
+    return {RolePass{0, rows.decoding, cpu::pq2_rows_read_only},
+            RolePass{rows.decoding, prompt, cpu::pq2_rows_read_only}};
+  } else {
+    return {RolePass{0, rows.decoding, decode_kernel(form)},
+            RolePass{rows.decoding, prompt, prompt_kernel(form, prompt)}};
+  }
+}
+
 // Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, anything
 // else (Q2_0, a conversion format, not a model's) through the oracle.
 void other_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
@@ -96,16 +116,14 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, To
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
   const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool);
-  const int64_t prompt = rows.count - rows.decoding;
   for (const quant::TensorType form : cpu::kPq2KernelForms) {
     cpu::TernaryTarget same[kMaxShared];
     size_t n = 0;
     for (size_t i = 0; i < count; ++i)
       if (fast[i].w.type == form) same[n++] = fast[i];
     const std::span<const cpu::TernaryTarget> shared(same, n);
-    ternary_pass(shared, acts, 0, rows.decoding, kReadOnly ? cpu::pq2_rows_read_only : decode_kernel(form));
-    ternary_pass(shared, acts, rows.decoding, prompt,
-                 kReadOnly ? cpu::pq2_rows_read_only : prompt_kernel(form, prompt));
+    for (const RolePass& pass : role_passes<kReadOnly>(form, rows))
+      ternary_pass(shared, acts, pass.first, pass.count, pass.kernel);
   }
 }
 
@@ -122,22 +140,16 @@ template <bool kReadOnly>
 void cpu_matmul_argmax(float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows) {
   if (!is_fast_ternary(w)) {
     other_matmul(y, w, x, rows.count);
-    for (int64_t t = 0; t < rows.count; ++t)
-      best[t] = static_cast<int32_t>(ref::argmax(y + t * w.rows, w.rows));
+    ref::argmax_rows(best, y, rows.count, w.rows);
     return;
   }
   const cpu::TernaryMatrix matrix{w.data, w.rows, w.cols, w.row_bytes, w.type};
   thread_local cpu::ActBuffer buffer;
   const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, rows.count, cpu_pool);
-  const int64_t prompt = rows.count - rows.decoding;
-  if (rows.decoding > 0) {
-    cpu::pq2_matmul_argmax(y, best, matrix, acts.slice(0, rows.decoding), cpu_pool,
-                           kReadOnly ? cpu::pq2_rows_read_only : decode_kernel(w.type));
-  }
-  if (prompt > 0) {
-    cpu::pq2_matmul_argmax(y + rows.decoding * w.rows, best + rows.decoding, matrix,
-                           acts.slice(rows.decoding, prompt), cpu_pool,
-                           kReadOnly ? cpu::pq2_rows_read_only : prompt_kernel(w.type, prompt));
+  for (const RolePass& pass : role_passes<kReadOnly>(w.type, rows)) {
+    if (pass.count == 0) continue;
+    cpu::pq2_matmul_argmax(y + pass.first * w.rows, best + pass.first, matrix,
+                           acts.slice(pass.first, pass.count), cpu_pool, pass.kernel);
   }
 }
 

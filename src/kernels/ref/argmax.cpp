@@ -10,17 +10,14 @@ int64_t argmax(const float* x, int64_t n) {
   return best;
 }
 
+void argmax_rows(int32_t* best, const float* y, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) best[r] = static_cast<int32_t>(argmax(y + r * n, n));
+}
+
 void ArgmaxFold::take_run(const float* x, int64_t first, int64_t n) {
-  ArgmaxFold run;
-  int64_t i = 0;
-  for (; i < n && run.index < 0; ++i) run.take(x[i], first + i);  // up to the first non-NaN value
-  for (; i < n; ++i) {
-    if (x[i] > run.value) {  // in index order a later equal value never wins; NaN compares false
-      run.value = x[i];
-      run.index = first + i;
-    }
-  }
-  take(run);
+  if (n <= 0) return;
+  const int64_t i = argmax(x, n);  // a NaN only where the whole run is NaN, which take() ignores
+  take(x[i], first + i);
 }
 
 }  // namespace tern::kernels::ref

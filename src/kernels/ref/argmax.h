@@ -8,6 +8,9 @@ namespace tern::kernels::ref {
 // n > 0. NaN entries never win (a NaN row returns 0).
 int64_t argmax(const float* x, int64_t n);
 
+// best[r] = argmax of row r of y: [rows][n].
+void argmax_rows(int32_t* best, const float* y, int64_t rows, int64_t n);
+
 // argmax's choice built from candidates in any order, so threads can each fold the rows they computed
 // and then fold their results: the largest non-NaN value, the lowest index among equals.
 struct ArgmaxFold {

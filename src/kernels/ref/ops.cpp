@@ -21,8 +21,7 @@ const Ops& reference_ops() {
       .matmul_argmax =
           [](float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows) {
             ref::matmul(y, w, x, rows.count);
-            for (int64_t t = 0; t < rows.count; ++t)
-              best[t] = static_cast<int32_t>(ref::argmax(y + t * w.rows, w.rows));
+            ref::argmax_rows(best, y, rows.count, w.rows);
           },
       .matmul_shared = [](std::span<const MatmulTarget> targets, const float* x,
                           TokenRows rows) { ref::matmul_shared(targets, x, rows.count); },
