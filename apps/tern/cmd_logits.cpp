@@ -75,6 +75,7 @@ void run(const LogitsArgs& args) {
   runtime::SequenceState state = engine.new_sequence(static_cast<int64_t>(tokens.size()));
   const int64_t vocab = model->config().vocab_size;
   NpyWriter writer(args.out_path, {static_cast<int64_t>(tokens.size()), vocab});
+  // Every token wants its row, so a step takes as many tokens as the engine holds rows for.
   const auto chunk =
       static_cast<size_t>(std::min(engine.limits().max_tokens, engine.limits().max_logit_rows));
   for (size_t offset = 0; offset < tokens.size(); offset += chunk) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -52,8 +53,12 @@ void run_serve(ServeArgs args) {
 
   runtime::EngineOptions engine_options = args.compute.engine_options();
   engine_options.max_batch_tokens = args.scheduler.max_batch_tokens;
-  runtime::Engine engine(*model, engine_options);
   args.scheduler.align = engine_options.gdn_chunk;
+  // Logit rows for every decoding sequence and one scored prefill chunk (prompt logprobs): the scratch
+  // grows to them only when a step asks (model::Scratch).
+  engine_options.max_logit_rows =
+      std::min(args.scheduler.max_batch_tokens, args.scheduler.parallel + args.scheduler.align);
+  runtime::Engine engine(*model, engine_options);
   runtime::Scheduler scheduler(engine, tokenizer, args.scheduler);
   const size_t kv_bytes = scheduler.memory_bytes();
   spdlog::info("model {}: {} layers, vocab {}, file {:.1f} MiB", args.server.model_name,

@@ -35,10 +35,17 @@ enum class Backend { kRef, kCpu };
 Backend parse_backend(std::string_view name);
 const char* backend_name(Backend backend);
 
+// The head's rows one step may ask for by default: 127 MB of scratch at a 248k vocabulary (1.8% of the
+// 27B file), and room for a server's decode tokens and a scored prefill chunk (Scheduler).
+inline constexpr int64_t kDefaultLogitRows = 128;
+
 struct EngineOptions {
   int64_t max_batch_tokens = 512;  // Σ tokens of one step
-  int64_t max_logit_rows = 0;      // Σ logit rows of one step; 0 means max_batch_tokens
-  int64_t gdn_chunk = 64;          // chunk length of the chunked GDN form (prefill)
+  // Σ logit rows of one step; 0 means min(max_batch_tokens, kDefaultLogitRows). A row is a whole
+  // vocabulary (1 MB at 248k ids), so scoring (perplexity, prompt logprobs, tern logits) takes its rows
+  // in steps of at most this many rather than holding a row for every token of a step.
+  int64_t max_logit_rows = 0;
+  int64_t gdn_chunk = 64;  // chunk length of the chunked GDN form (prefill)
   // The fast path is the default; it meets the argmax-agreement bar on every parity fixture
   // (tests/model/parity_test.cpp). The oracle stays selectable (--backend ref).
   Backend backend = Backend::kCpu;
@@ -63,7 +70,7 @@ class Engine {
   Backend backend() const { return backend_; }
   int threads() const;  // 1 for the ref backend
   // Logit rows the scratch holds: the most one step has asked for so far (model::Scratch), not
-  // max_logit_rows, whose 508 MB at 512 rows of a 248k vocabulary a decode loop never touches.
+  // max_logit_rows, whose rows a decode loop never touches.
   int64_t logit_rows_held() const { return static_cast<int64_t>(scratch_.picks.size()); }
 
   // A fresh sequence for this model (position 0, zero state) holding up to `capacity` tokens.

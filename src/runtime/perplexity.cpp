@@ -14,7 +14,11 @@ int64_t EngineLogitsSource::vocab_size() const {
   return engine_.model().config().vocab_size;
 }
 
-int64_t EngineLogitsSource::max_chunk() const {
+int64_t EngineLogitsSource::max_tokens() const {
+  return engine_.limits().max_tokens;
+}
+
+int64_t EngineLogitsSource::max_scored_rows() const {
   return std::min(engine_.limits().max_tokens, engine_.limits().max_logit_rows);
 }
 
@@ -74,7 +78,6 @@ NllAccumulator perplexity(LogitsSource& source, std::span<const int32_t> tokens,
   const int64_t windows = (total - ctx) / stride + 1;
   const int64_t first = first_scored_offset(ctx, stride);
   const auto vocab = static_cast<size_t>(source.vocab_size());
-  const int64_t chunk = source.max_chunk();
   NllAccumulator totals;
 
   for (int64_t w = 0; w < windows; ++w) {
@@ -82,17 +85,19 @@ NllAccumulator perplexity(LogitsSource& source, std::span<const int32_t> tokens,
         tokens.subspan(static_cast<size_t>(w * stride), static_cast<size_t>(ctx));
     source.start_window();
     // The logits after w[0..j) are the row of position j − 1; the scored rows are first−1 .. ctx−2.
-    // The last token predicts nothing inside the window and is not fed.
-    for (int64_t begin = 0; begin < ctx - 1; begin += chunk) {
-      const int64_t end = std::min(begin + chunk, ctx - 1);
-      const bool scored = end > first - 1;
+    // The last token predicts nothing inside the window and is not fed. The unscored head of the window
+    // goes in the longest feeds; the scored rows in feeds the source can hold rows for.
+    for (int64_t begin = 0; begin < ctx - 1;) {
+      const bool scored = begin >= first - 1;
+      const int64_t end = scored ? std::min(begin + source.max_scored_rows(), ctx - 1)
+                                 : std::min(begin + source.max_tokens(), first - 1);
       const std::span<const float> rows =
           source.feed(window.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin)), scored);
-      if (!scored) continue;
-      for (int64_t position = std::max(begin, first - 1); position < end; ++position) {
+      for (int64_t position = begin; scored && position < end; ++position) {
         const auto row = rows.subspan(static_cast<size_t>(position - begin) * vocab, vocab);
         totals.add(token_nll(row, window[static_cast<size_t>(position + 1)]));
       }
+      begin = end;
     }
     if (on_window) on_window({w + 1, windows, &totals});
   }

@@ -21,8 +21,9 @@ class LogitsSource {
  public:
   virtual ~LogitsSource() = default;
   virtual int64_t vocab_size() const = 0;
-  virtual int64_t max_chunk() const = 0;  // most tokens per feed
-  virtual void start_window() = 0;        // an empty sequence
+  virtual int64_t max_tokens() const = 0;       // most tokens per feed
+  virtual int64_t max_scored_rows() const = 0;  // most tokens per feed that wants rows
+  virtual void start_window() = 0;              // an empty sequence
   // Feeds `tokens` after those already fed; if `want_rows`, returns [tokens][vocab] logits (valid
   // until the next call), else an empty span.
   virtual std::span<const float> feed(std::span<const int32_t> tokens, bool want_rows) = 0;
@@ -32,7 +33,8 @@ class EngineLogitsSource final : public LogitsSource {
  public:
   EngineLogitsSource(Engine& engine, int64_t ctx);
   int64_t vocab_size() const override;
-  int64_t max_chunk() const override;
+  int64_t max_tokens() const override;
+  int64_t max_scored_rows() const override;
   void start_window() override;
   std::span<const float> feed(std::span<const int32_t> tokens, bool want_rows) override;
 

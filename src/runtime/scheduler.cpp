@@ -77,6 +77,12 @@ Scheduler::Scheduler(Engine& engine, const text::Tokenizer& tokenizer, Scheduler
         "and fit the engine's {}",
         options_.max_batch_tokens, options_.parallel, options_.align, engine_.limits().max_tokens);
   }
+  if (engine_.limits().max_logit_rows < options_.parallel + options_.align) {
+    fail(ErrorKind::kInput,
+         "scheduler: the engine's {} logit rows a step must hold one a decoding sequence ({}) plus one "
+         "scored prefill chunk ({})",
+         engine_.limits().max_logit_rows, options_.parallel, options_.align);
+  }
   if (static_cast<int64_t>(tokenizer_.size()) != engine_.model().config().vocab_size) {
     fail(ErrorKind::kInput, "scheduler: the tokenizer has {} tokens but the model {} logits",
          tokenizer_.size(), engine_.model().config().vocab_size);
@@ -305,6 +311,7 @@ void Scheduler::step_once() {
   std::vector<Sequence*> owners;
   std::vector<int64_t> ends;
   int64_t budget = options_.max_batch_tokens;
+  int64_t logit_rows = engine_.limits().max_logit_rows;  // the constructor keeps it ≥ parallel + align
   for (auto& seq : running_) {
     if (seq->done || !seq->decoding) continue;
     batch.push_back({&slots_[static_cast<size_t>(seq->slot)],
@@ -315,15 +322,23 @@ void Scheduler::step_once() {
     owners.push_back(seq.get());
     ends.push_back(0);
     --budget;
+    --logit_rows;
   }
   for (auto& seq : running_) {
     if (seq->done || seq->decoding || budget <= 0) continue;
-    const int64_t end = prefill_end(*seq, budget);
+    // A prompt scored token by token takes no more tokens than there are logit rows left.
+    const bool scored = seq->request.prompt_logprobs;
+    const int64_t end = prefill_end(*seq, scored ? std::min(budget, logit_rows) : budget);
     if (end <= seq->prefilled) continue;
     const auto length = static_cast<int64_t>(seq->request.prompt.size());
-    const LogitsWanted want = seq->request.prompt_logprobs ? LogitsWanted::kAll
-                              : end == length              ? LogitsWanted::kLast
-                                                           : LogitsWanted::kNone;
+    const LogitsWanted want = scored          ? LogitsWanted::kAll
+                              : end == length ? LogitsWanted::kLast
+                                              : LogitsWanted::kNone;
+    const int64_t rows = want == LogitsWanted::kAll    ? end - seq->prefilled
+                         : want == LogitsWanted::kLast ? 1
+                                                       : 0;
+    if (rows > logit_rows) continue;  // the prompt's last row waits for the next step
+    logit_rows -= rows;
     const std::span<const int32_t> tokens(seq->request.prompt.data() + seq->prefilled,
                                           static_cast<size_t>(end - seq->prefilled));
     batch.push_back(

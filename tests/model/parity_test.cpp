@@ -81,8 +81,9 @@ TEST(Parity, MatchesTransformersFp32) {
     ASSERT_EQ(vocab, model->config().vocab_size);
 
     const int64_t n = positions;
-    runtime::Engine engine(*model,
-                           runtime::EngineOptions{.max_batch_tokens = n, .backend = runtime::Backend::kRef});
+    runtime::Engine engine(
+        *model, runtime::EngineOptions{
+                    .max_batch_tokens = n, .max_logit_rows = n, .backend = runtime::Backend::kRef});
     // fp32 KV: the oracle is HF in fp32; fp16 storage alone would cost ≈ 5e-4 relative.
     runtime::SequenceState seq =
         engine.new_sequence(n + static_cast<int64_t>(greedy.size()), runtime::KvPrecision::kF32);
@@ -143,9 +144,10 @@ TEST(Parity, CpuBackendAgreement) {
     int64_t positions = 0, vocab = 0;
     const std::vector<float> expected = read_npy_f32(dir / "logits.npy", &positions, &vocab);
     ASSERT_EQ(positions, static_cast<int64_t>(tokens.size()));
-    runtime::Engine engine(
-        *model, runtime::EngineOptions{
-                    .max_batch_tokens = positions, .backend = runtime::Backend::kCpu, .threads = 2});
+    runtime::Engine engine(*model, runtime::EngineOptions{.max_batch_tokens = positions,
+                                                          .max_logit_rows = positions,
+                                                          .backend = runtime::Backend::kCpu,
+                                                          .threads = 2});
     // Prompt tokens (one prefill step) and decode tokens (one step each, teacher-forced) take different
     // kernels (kernels/cpu/pq2_matmul.h); both are held to the bar.
     runtime::SequenceState prompt_seq = engine.new_sequence(positions, runtime::KvPrecision::kF32);

@@ -35,6 +35,16 @@ std::vector<int32_t> random_prompt(const Model& m, size_t n, uint32_t seed) {
   return out;
 }
 
+// The step is refused as over the engine's capacity.
+void expect_capacity_error(Engine& engine, BatchItem& item) {
+  try {
+    engine.step({&item, 1});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity) << e.what();
+  }
+}
+
 // Logits for every position, fed one token per step.
 std::vector<float> walk(Engine& engine, const std::vector<int32_t>& tokens,
                         KvPrecision kv = KvPrecision::kF16) {
@@ -58,7 +68,8 @@ class EngineTest : public testing::Test {
 const Model* EngineTest::model_ = nullptr;
 
 TEST_F(EngineTest, ChunkedPrefillAgreesWithTheTokenWalk) {
-  Engine engine(*model_, EngineOptions{.max_batch_tokens = 160, .backend = Backend::kRef});
+  Engine engine(*model_,
+                EngineOptions{.max_batch_tokens = 160, .max_logit_rows = 160, .backend = Backend::kRef});
   const auto prompt = random_prompt(*model_, 150, 1);  // two full chunks of 64 and a partial one
   SequenceState seq = engine.new_sequence(150);
   BatchItem item{&seq, prompt, LogitsWanted::kAll};
@@ -245,6 +256,22 @@ TEST_F(EngineTest, LogitScratchGrowsToTheRowsAsked) {
   EXPECT_EQ(engine.logit_rows_held(), 5);
 }
 
+// By default a step holds at most kDefaultLogitRows rows (a row is a whole vocabulary); a batch asking
+// for more is a capacity error that touches no state.
+TEST_F(EngineTest, DefaultLogitRowsBoundAStep) {
+  const Engine small(*model_, EngineOptions{.max_batch_tokens = 64, .backend = Backend::kRef});
+  EXPECT_EQ(small.limits().max_logit_rows, 64);
+  Engine engine(*model_, kOracle);
+  ASSERT_GT(engine.limits().max_tokens, kDefaultLogitRows);
+  EXPECT_EQ(engine.limits().max_logit_rows, kDefaultLogitRows);
+  const auto prompt = random_prompt(*model_, kDefaultLogitRows + 1, 14);
+  SequenceState seq = engine.new_sequence(kDefaultLogitRows + 1);
+  BatchItem all{&seq, prompt, LogitsWanted::kAll};
+  expect_capacity_error(engine, all);
+  EXPECT_EQ(seq.position(), 0);
+  EXPECT_EQ(engine.logit_rows_held(), 0);
+}
+
 TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
   Engine engine(*model_, kOracle);
   const auto prompt = random_prompt(*model_, 5, 9);
@@ -253,12 +280,7 @@ TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
   engine.step({&first, 1});
   const SequenceState before = seq;
   BatchItem over{&seq, std::span(prompt).subspan(3, 2), LogitsWanted::kLast};
-  try {
-    engine.step({&over, 1});
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kCapacity) << e.what();
-  }
+  expect_capacity_error(engine, over);
   EXPECT_EQ(seq.position(), 3);
   EXPECT_TRUE(std::equal(seq.recurrent_state(0).begin(), seq.recurrent_state(0).end(),
                          before.recurrent_state(0).begin()));

@@ -15,13 +15,16 @@ namespace {
 // call is recorded so the test can see what was fed.
 class FakeSource final : public LogitsSource {
  public:
-  FakeSource(int64_t vocab, int64_t chunk, float boost) : vocab_(vocab), chunk_(chunk), boost_(boost) {}
+  FakeSource(int64_t vocab, int64_t chunk, float boost, int64_t scored_chunk = 0)
+      : vocab_(vocab), chunk_(chunk), scored_chunk_(scored_chunk > 0 ? scored_chunk : chunk), boost_(boost) {}
   int64_t vocab_size() const override { return vocab_; }
-  int64_t max_chunk() const override { return chunk_; }
+  int64_t max_tokens() const override { return chunk_; }
+  int64_t max_scored_rows() const override { return scored_chunk_; }
   void start_window() override { ++windows_started; }
   std::span<const float> feed(std::span<const int32_t> tokens, bool want_rows) override {
-    EXPECT_LE(static_cast<int64_t>(tokens.size()), chunk_);
+    EXPECT_LE(static_cast<int64_t>(tokens.size()), want_rows ? scored_chunk_ : chunk_);
     fed_tokens += static_cast<int64_t>(tokens.size());
+    feeds.push_back({static_cast<int64_t>(tokens.size()), want_rows});
     if (!want_rows) return {};
     rows_.assign(tokens.size() * static_cast<size_t>(vocab_), 0.0f);
     for (size_t i = 0; i < tokens.size(); ++i) {
@@ -29,12 +32,19 @@ class FakeSource final : public LogitsSource {
     }
     return rows_;
   }
+  struct Feed {
+    int64_t tokens;
+    bool rows;
+    bool operator==(const Feed&) const = default;
+  };
   int windows_started = 0;
   int64_t fed_tokens = 0;
+  std::vector<Feed> feeds;
 
  private:
   int64_t vocab_;
   int64_t chunk_;
+  int64_t scored_chunk_;
   float boost_;
   std::vector<float> rows_;
 };
@@ -89,6 +99,22 @@ TEST(Perplexity, ScoresTheSecondHalfOfEachWindowWithDeltaMethodError) {
   EXPECT_NEAR(result.perplexity(), std::exp(mean), 1e-9);
   EXPECT_NEAR(result.perplexity_error(), std::exp(mean) * standard_error, 1e-9);
   EXPECT_GT(result.perplexity_error(), 0.0);
+}
+
+// A row is a whole vocabulary, so the scored rows go in feeds of at most max_scored_rows while the
+// unscored head of each window goes in the longest feeds, and asks for no rows.
+TEST(Perplexity, ScoredRowsComeInFeedsTheSourceCanHold) {
+  FakeSource source(/*vocab=*/13, /*chunk=*/8, /*boost=*/2.0f, /*scored_chunk=*/3);
+  std::vector<int32_t> tokens(20);
+  for (size_t i = 1; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((tokens[i - 1] + 1) % 13);
+  // One window of 20: positions 0..9 unscored (first scored target 11), rows 10..18 scored.
+  const NllAccumulator result = perplexity(source, tokens, /*ctx=*/20, /*stride=*/20);
+  ASSERT_EQ(first_scored_offset(20, 20), 11);
+  const std::vector<FakeSource::Feed> expected = {{8, false}, {2, false}, {3, true}, {3, true}, {3, true}};
+  EXPECT_EQ(source.feeds, expected);
+  EXPECT_EQ(result.count(), 9);
+  const double nll = std::log(std::exp(2.0) + 12.0) - 2.0;  // every target follows +1: boosted
+  EXPECT_NEAR(result.mean(), nll, 1e-9);
 }
 
 TEST(Perplexity, TokenNllIsStableForLargeLogits) {

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "model/model.h"
 #include "runtime/engine.h"
+#include "runtime/logprobs.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
 #include "tools/synth.h"
@@ -286,6 +287,56 @@ TEST_F(SchedulerTest, FusedGreedyPickGivesTheTokensOfTheRow) {
     if (i == 2) probe_id = id;
   }
   EXPECT_EQ(collect(*stream, 4).at(probe_id).tokens, by_row.tokens);
+}
+
+// A scored prompt (prompt logprobs) takes its rows in steps of the engine's logit rows left after the
+// decoding sequences, so the head's scratch never holds a row for every token of a step; the logprobs
+// are those of the whole prompt's rows in one step.
+TEST_F(SchedulerTest, ScoredPromptTakesNoMoreRowsThanTheEngineHolds) {
+  SchedulerOptions options;
+  options.parallel = 2;
+  options.context = 512;
+  const int64_t rows = options.parallel + options.align;
+  Engine engine(*model_, EngineOptions{.max_logit_rows = rows});
+  Scheduler scheduler(engine, *tokenizer_, options);
+  const std::vector<int32_t> scored = prompt(300, 51);
+
+  auto stream = std::make_shared<RequestStream>();
+  uint64_t beside = 0, id = 0;
+  ASSERT_EQ(scheduler.submit(greedy(prompt(20, 52), 40), stream, beside), Scheduler::Admission::kAccepted);
+  GenerationRequest request = greedy(scored, 2);
+  request.prompt_logprobs = true;
+  ASSERT_EQ(scheduler.submit(std::move(request), stream, id), Scheduler::Admission::kAccepted);
+  std::vector<float> logprobs;
+  const auto deadline = Clock::now() + 60s;  // a prompt that never fits its rows would wait forever
+  for (int finished = 0; finished < 2;) {
+    ASSERT_LT(Clock::now(), deadline) << "the scored prompt was never scheduled";
+    std::vector<StreamEvent> events;
+    stream->wait(events, 1000ms);
+    for (const StreamEvent& e : events) {
+      for (const Logprobs& lp : e.prompt_logprobs) logprobs.push_back(lp.chosen.logprob);
+      if (e.finish) ++finished;
+    }
+  }
+  EXPECT_LE(engine.logit_rows_held(), rows);
+
+  Engine whole_engine(*model_, EngineOptions{.max_logit_rows = 512});
+  SequenceState state = whole_engine.new_sequence(512);
+  BatchItem whole{&state, scored, LogitsWanted::kAll};
+  whole_engine.step({&whole, 1});
+  const auto vocab = static_cast<size_t>(model_->config().vocab_size);
+  ASSERT_EQ(logprobs.size(), scored.size() - 1);
+  for (size_t k = 0; k + 1 < scored.size(); ++k) {
+    const Logprobs expected = compute_logprobs(whole.logits.subspan(k * vocab, vocab), scored[k + 1], 0);
+    EXPECT_NEAR(logprobs[k], expected.chosen.logprob, 1e-3) << "prompt token " << k + 1;
+  }
+}
+
+TEST_F(SchedulerTest, EngineWithTooFewLogitRowsIsRefused) {
+  SchedulerOptions options;
+  options.parallel = 4;
+  Engine engine(*model_, EngineOptions{.max_logit_rows = options.parallel + options.align - 1});
+  EXPECT_THROW(Scheduler(engine, *tokenizer_, options), Error);
 }
 
 TEST_F(SchedulerTest, CancelFreesTheSequenceAndTheQueueIsBounded) {
