@@ -76,8 +76,7 @@ void run(const LogitsArgs& args) {
   const int64_t vocab = model->config().vocab_size;
   NpyWriter writer(args.out_path, {static_cast<int64_t>(tokens.size()), vocab});
   // Every token wants its row, so a step takes as many tokens as the engine holds rows for.
-  const auto chunk =
-      static_cast<size_t>(std::min(engine.limits().max_tokens, engine.limits().max_logit_rows));
+  const auto chunk = static_cast<size_t>(engine.limits().max_logit_rows);
   for (size_t offset = 0; offset < tokens.size(); offset += chunk) {
     const std::span<const int32_t> part =
         std::span(tokens).subspan(offset, std::min(chunk, tokens.size() - offset));

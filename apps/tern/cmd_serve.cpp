@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -56,8 +55,7 @@ void run_serve(ServeArgs args) {
   args.scheduler.align = engine_options.gdn_chunk;
   // Logit rows for every decoding sequence and one scored prefill chunk (prompt logprobs): the scratch
   // grows to them only when a step asks (model::Scratch).
-  engine_options.max_logit_rows =
-      std::min(args.scheduler.max_batch_tokens, args.scheduler.parallel + args.scheduler.align);
+  engine_options.max_logit_rows = args.scheduler.parallel + args.scheduler.align;
   runtime::Engine engine(*model, engine_options);
   runtime::Scheduler scheduler(engine, tokenizer, args.scheduler);
   const size_t kv_bytes = scheduler.memory_bytes();

@@ -14,8 +14,9 @@ namespace {
 model::ForwardLimits make_limits(const EngineOptions& options) {
   model::ForwardLimits limits;
   limits.max_tokens = options.max_batch_tokens;
-  limits.max_logit_rows = options.max_logit_rows == 0 ? std::min(options.max_batch_tokens, kDefaultLogitRows)
-                                                      : options.max_logit_rows;
+  // A step has no more logit rows than tokens.
+  limits.max_logit_rows = std::min(options.max_batch_tokens,
+                                   options.max_logit_rows == 0 ? kDefaultLogitRows : options.max_logit_rows);
   limits.gdn_chunk = options.gdn_chunk;
   if (limits.max_tokens < 1 || limits.max_logit_rows < 1 || limits.gdn_chunk < 1) {
     fail(ErrorKind::kInput,

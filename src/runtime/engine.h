@@ -41,7 +41,7 @@ inline constexpr int64_t kDefaultLogitRows = 128;
 
 struct EngineOptions {
   int64_t max_batch_tokens = 512;  // Σ tokens of one step
-  // Σ logit rows of one step; 0 means min(max_batch_tokens, kDefaultLogitRows). A row is a whole
+  // Σ logit rows of one step (0: kDefaultLogitRows), at most max_batch_tokens. A row is a whole
   // vocabulary (1 MB at 248k ids), so scoring (perplexity, prompt logprobs, tern logits) takes its rows
   // in steps of at most this many rather than holding a row for every token of a step.
   int64_t max_logit_rows = 0;

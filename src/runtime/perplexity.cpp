@@ -19,7 +19,7 @@ int64_t EngineLogitsSource::max_tokens() const {
 }
 
 int64_t EngineLogitsSource::max_scored_rows() const {
-  return std::min(engine_.limits().max_tokens, engine_.limits().max_logit_rows);
+  return engine_.limits().max_logit_rows;
 }
 
 void EngineLogitsSource::start_window() {

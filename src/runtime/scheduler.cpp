@@ -334,15 +334,13 @@ void Scheduler::step_once() {
     const LogitsWanted want = scored          ? LogitsWanted::kAll
                               : end == length ? LogitsWanted::kLast
                                               : LogitsWanted::kNone;
-    const int64_t rows = want == LogitsWanted::kAll    ? end - seq->prefilled
-                         : want == LogitsWanted::kLast ? 1
-                                                       : 0;
-    if (rows > logit_rows) continue;  // the prompt's last row waits for the next step
-    logit_rows -= rows;
     const std::span<const int32_t> tokens(seq->request.prompt.data() + seq->prefilled,
                                           static_cast<size_t>(end - seq->prefilled));
-    batch.push_back(
-        {&slots_[static_cast<size_t>(seq->slot)], tokens, want, false, seq->generation.argmax_decides()});
+    const BatchItem item{&slots_[static_cast<size_t>(seq->slot)], tokens, want, false,
+                         seq->generation.argmax_decides()};
+    if (item.logit_rows() > logit_rows) continue;  // the prompt's last row waits for the next step
+    logit_rows -= item.logit_rows();
+    batch.push_back(item);
     owners.push_back(seq.get());
     ends.push_back(end);
     budget -= end - seq->prefilled;
@@ -421,12 +419,10 @@ void Scheduler::sample_and_emit(Sequence& seq, std::span<const float> logits, bo
   } else {
     // A forced token is the only one left to choose from: it goes through the same Generation (text,
     // stop conditions) as a sampled one.
-    std::copy(logits.begin(), logits.end(), logits_scratch_.begin());
     const auto forced = static_cast<size_t>(seq.forced.front());
     seq.forced.pop_front();
-    const float kept = logits_scratch_[forced];
     std::fill(logits_scratch_.begin(), logits_scratch_.end(), -INFINITY);
-    logits_scratch_[forced] = kept;
+    logits_scratch_[forced] = logits[forced];
     generated = seq.generation.next(logits_scratch_);
   }
   const int32_t token = generated.token;
