@@ -176,6 +176,8 @@ void add_slice(float* acc, const AttentionBlock& w, const KvHeadRows& rows, cons
   }
 }
 
+// Widest slices first: each pass walks the block's value rows and broadcasts its weights again, so four
+// slices a pass (4·N accumulators and 4 values in the 32 registers) pay that once per 64 elements.
 template <KvPrecision P, int N>
 void add_n(float* acc, const AttentionBlock& w, const KvHeadRows& rows, int64_t t0, int64_t count) {
   const ref::KvView& kv = rows.kv;
@@ -183,6 +185,7 @@ void add_n(float* acc, const AttentionBlock& w, const KvHeadRows& rows, int64_t 
   Row<P> values[kAttentionKeyBlock];
   for (int64_t i = 0; i < count; ++i) values[i] = Row<P>(kv.v, kv.v_scales, hd, rows.row(t0 + i));
   int64_t d = 0;
+  for (; d + 64 <= hd; d += 64) add_slice<P, N, 4, true>(acc, w, rows, values, count, hd, d);
   for (; d + 32 <= hd; d += 32) add_slice<P, N, 2, true>(acc, w, rows, values, count, hd, d);
   for (; d < hd; d += 16) add_slice<P, N, 1, false>(acc, w, rows, values, count, hd, d);
 }
