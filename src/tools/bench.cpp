@@ -182,10 +182,33 @@ void compare_to_depth0(std::vector<BenchTest>& tests) {
              t.tok_s.size() == test.tok_s.size();
     });
     if (twin == tests.end()) continue;
-    std::vector<double> ratios;
-    for (size_t r = 0; r < test.tok_s.size(); ++r) ratios.push_back(test.tok_s[r] / twin->tok_s[r]);
-    test.vs_depth0 = median(std::move(ratios)) - 1.0;
+    std::vector<double> changes;
+    for (size_t r = 0; r < test.tok_s.size(); ++r) changes.push_back(test.tok_s[r] / twin->tok_s[r] - 1.0);
+    test.vs_depth0 = median(changes);
+    test.vs_depth0_interval = median_interval(std::move(changes));
   }
+}
+
+std::optional<MedianInterval> median_interval(std::vector<double> values) {
+  constexpr double kCoverage = 0.9;
+  const auto n = static_cast<double>(values.size());
+  // P(B = i) for B ~ Binomial(n, ½), in logs so that no term underflows before it matters.
+  const auto probability = [&](double i) {
+    return std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
+                    n * std::log(2.0));
+  };
+  // tail = P(B < k): widen the interval while both tails together stay within 1 − kCoverage.
+  double tail = 0.0;
+  size_t k = 0;
+  while (2 * (k + 1) <= values.size()) {
+    const double next = tail + probability(static_cast<double>(k));
+    if (1.0 - 2.0 * next < kCoverage) break;
+    tail = next;
+    ++k;
+  }
+  if (k == 0) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  return MedianInterval{values[k - 1], values[values.size() - k], 1.0 - 2.0 * tail};
 }
 
 uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv) {
@@ -316,10 +339,30 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
       t["decode_bandwidth_fraction"] = test.decode_bandwidth_fraction;
     }
     if (test.vs_depth0) t["vs_depth0"] = *test.vs_depth0;
+    if (const auto& interval = test.vs_depth0_interval) {
+      t["vs_depth0_low"] = interval->low;
+      t["vs_depth0_high"] = interval->high;
+      t["vs_depth0_coverage"] = interval->coverage;
+    }
     out["tests"].push_back(std::move(t));
   }
   return out;
 }
+
+namespace {
+
+// "−7.6%", and with an interval "−7.6% (−17.2 … +0.5, 96%)".
+std::string depth_change(const BenchTest& test) {
+  if (!test.vs_depth0) return "";
+  std::string out = fmt::format("{:+.1f}%", 100.0 * *test.vs_depth0);
+  if (const auto& interval = test.vs_depth0_interval) {
+    out += fmt::format(" ({:+.1f} … {:+.1f}, {:.0f}%)", 100.0 * interval->low, 100.0 * interval->high,
+                       std::floor(100.0 * interval->coverage));
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string bench_markdown(const BenchReport& report) {
   const bool depths = std::any_of(report.tests.begin(), report.tests.end(),
@@ -327,7 +370,7 @@ std::string bench_markdown(const BenchReport& report) {
   std::string out = fmt::format(
       "| model | size | backend | threads | test | t/s | bytes/token | of bandwidth |{}\n"
       "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |{}\n",
-      depths ? " vs depth 0 (median pair) |" : "", depths ? " ---: |" : "");
+      depths ? " vs depth 0 (median pair; interval, coverage) |" : "", depths ? " ---: |" : "");
   for (const BenchTest& test : report.tests) {
     const bool decode = test.gen_tokens > 0;
     out +=
@@ -336,7 +379,7 @@ std::string bench_markdown(const BenchReport& report) {
                     report.threads, test.name, test.mean_tok_s, test.sd_tok_s,
                     decode ? fmt::format("{:.2f} MB", static_cast<double>(test.bytes_per_token) / 1e6) : "",
                     decode ? fmt::format("{:.1f}%", 100.0 * test.decode_bandwidth_fraction) : "");
-    if (depths) out += test.vs_depth0 ? fmt::format(" {:+.1f}% |", 100.0 * *test.vs_depth0) : " |";
+    if (depths) out += fmt::format(" {} |", depth_change(test));
     out += "\n";
   }
   out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}; weights: {}\n",

@@ -42,6 +42,14 @@ struct BenchOptions {
   model::LoadOptions load{};
 };
 
+// An interval [low, high] that holds the median of the distribution a sample came from with
+// probability at least `coverage`.
+struct MedianInterval {
+  double low = 0.0;
+  double high = 0.0;
+  double coverage = 0.0;
+};
+
 struct BenchTest {
   std::string name{};  // "pp512", "tg128", with " @ d4096" at a depth
   int64_t prompt_tokens = 0;
@@ -55,6 +63,8 @@ struct BenchTest {
   // A test at a depth whose depth-0 twin (the same pp or tg count) also ran: the median over repetitions
   // of this test's t/s ÷ the twin's in the same round, − 1 (compare_to_depth0).
   std::optional<double> vs_depth0{};
+  // With at least five rounds, a distribution-free interval for that median (median_interval).
+  std::optional<MedianInterval> vs_depth0_interval{};
 };
 
 struct BenchReport {
@@ -85,8 +95,14 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
 
 // Sets vs_depth0 on every test at a depth > 0 with a depth-0 twin and as many repetitions. The repetitions
 // take turns over the tests, so each ratio compares two runs seconds apart; their median is moved far less
-// than the ratio of means by a shared host's phases, which last seconds to minutes.
+// than the ratio of means by a shared host's phases, which last seconds to minutes. With five rounds or
+// more it sets vs_depth0_interval too: whether a 10% line is resolved or only touched.
 void compare_to_depth0(std::vector<BenchTest>& tests);
+
+// The order statistics x_(k) and x_(n+1−k) of `values`, with the largest k whose coverage, 1 − 2·P(B < k)
+// for B ~ Binomial(n, ½), is at least 90%: no assumption on the distribution, only independent rounds.
+// None below five values, where even [min, max] covers less (four: 87.5%).
+std::optional<MedianInterval> median_interval(std::vector<double> values);
 
 // Streaming-read bandwidth in GB/s on a pool of `threads` (0: every hardware thread).
 double measure_bandwidth_gb_s(int threads, size_t bytes);

@@ -89,6 +89,36 @@ TEST(BenchDepth, ComparesEachRoundWithItsDepthZeroTwinByTheMedian) {
   EXPECT_NEAR(*tests[1].vs_depth0, -0.1, 1e-12);  // ratios 0.9, 0.9, 1.1, 0.5: median 0.9
   EXPECT_FALSE(tests[2].vs_depth0);               // no pp16 at depth 0
   EXPECT_FALSE(tests[3].vs_depth0);               // rounds that do not pair up
+  EXPECT_FALSE(tests[1].vs_depth0_interval);      // four rounds: even [min, max] covers only 87.5%
+}
+
+// Distribution-free: the median lies below the k-th of n values with probability P(B < k), B ~ Bin(n, ½).
+TEST(BenchDepth, MedianIntervalTakesTheWidestOrderStatisticsThatCoverNinetyPercent) {
+  EXPECT_FALSE(median_interval({}));
+  EXPECT_FALSE(median_interval({0.1, 0.2, 0.3, 0.4}));
+  const auto five = median_interval({0.3, -0.2, 0.1, 0.5, -0.4});
+  ASSERT_TRUE(five);
+  EXPECT_EQ(five->low, -0.4);
+  EXPECT_EQ(five->high, 0.5);
+  EXPECT_NEAR(five->coverage, 1.0 - 2.0 / 32.0, 1e-12);
+  // Fifteen: P(B ≤ 3) = 576 / 2^15 keeps 96.5%; P(B ≤ 4) = 1941 / 2^15 would leave 88.2%.
+  std::vector<double> fifteen;
+  for (int i = 15; i >= 1; --i) fifteen.push_back(i / 100.0);
+  const auto interval = median_interval(fifteen);
+  ASSERT_TRUE(interval);
+  EXPECT_EQ(interval->low, 0.04);
+  EXPECT_EQ(interval->high, 0.12);
+  EXPECT_NEAR(interval->coverage, 1.0 - 2.0 * 576.0 / 32768.0, 1e-12);
+  // Many rounds narrow it around the median without a term underflowing to an empty tail.
+  std::vector<double> many;
+  for (int i = 0; i < 4001; ++i) many.push_back(i);
+  const auto narrow = median_interval(many);
+  ASSERT_TRUE(narrow);
+  EXPECT_GT(narrow->low, 1900.0);
+  EXPECT_LT(narrow->low, 2000.0);
+  EXPECT_EQ(narrow->high, 4000.0 - narrow->low);
+  EXPECT_GE(narrow->coverage, 0.9);
+  EXPECT_LT(narrow->coverage, 0.92);
 }
 
 TEST(BenchCli, DepthTestsReportTheirMedianPairAgainstDepthZero) {
@@ -99,7 +129,19 @@ TEST(BenchCli, DepthTestsReportTheirMedianPairAgainstDepthZero) {
   EXPECT_FALSE(report["tests"][0].contains("vs_depth0"));
   ASSERT_TRUE(report["tests"][1].contains("vs_depth0"));
   EXPECT_GT(report["tests"][1]["vs_depth0"].get<double>(), -1.0);
-  EXPECT_NE(run_command(command).find("vs depth 0 (median pair)"), std::string::npos);
+  EXPECT_FALSE(report["tests"][1].contains("vs_depth0_low"));  // three rounds give no interval
+  EXPECT_NE(run_command(command).find("vs depth 0 (median pair; interval, coverage)"), std::string::npos);
+}
+
+TEST(BenchCli, FiveRoundsAtDepthAlsoReportAnIntervalForTheMedianPair) {
+  const std::string command = std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                              " -p 0 -n 2 -d 0,16 --synthetic-depth -r 5 -t 2 --bandwidth-bytes 67108864";
+  const auto test = nlohmann::json::parse(run_command(command + " --json"))["tests"][1];
+  const double low = test["vs_depth0_low"].get<double>(), high = test["vs_depth0_high"].get<double>();
+  EXPECT_LE(low, test["vs_depth0"].get<double>());
+  EXPECT_GE(high, test["vs_depth0"].get<double>());
+  EXPECT_NEAR(test["vs_depth0_coverage"].get<double>(), 0.9375, 1e-12);
+  EXPECT_NE(run_command(command).find(", 93%)"), std::string::npos);
 }
 
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
