@@ -39,6 +39,9 @@ struct BenchOptions {
   // Ternary matmuls that only read their weights (runtime::EngineOptions::read_only_matmuls): the decode
   // a kernel whose arithmetic cost nothing would reach. The model's outputs are then meaningless.
   bool read_only_matmuls = false;
+  // Every repetition runs the tg tests together, one token of each in turn (their sequence states held at
+  // once), so that tests at different depths compare over the same moments of a shared host.
+  bool interleave_decode = false;
   model::LoadOptions load{};
 };
 
@@ -85,7 +88,7 @@ struct BenchReport {
   uint64_t bytes_per_token = 0;
   double decode_bandwidth_fraction = 0.0;
   uint64_t peak_rss_bytes = 0;  // of the whole process, at the end of the run
-  uint64_t max_kv_bytes = 0;    // the largest sequence state (KV + recurrent + conv) a test held
+  uint64_t max_kv_bytes = 0;    // the most sequence state (KV + recurrent + conv) held at once
 };
 
 // Bytes one decode token reads with `depth` tokens in the context: every tensor but token_embd (kept

@@ -144,6 +144,22 @@ TEST(BenchCli, FiveRoundsAtDepthAlsoReportAnIntervalForTheMedianPair) {
   EXPECT_NE(run_command(command).find(", 93%)"), std::string::npos);
 }
 
+// --interleave runs the tg tests of a round together: every test still gets one sample a round, and the
+// states of the tg tests are held at once, so the most state held is their sum, above any one test's.
+TEST(BenchCli, InterleavedDecodeHoldsEveryTgTestsStateAtOnce) {
+  const std::string command =
+      std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+      " -p 8 -n 2 -d 0,64 --synthetic-depth -r 2 -t 2 --bandwidth-bytes 67108864 --json";
+  const auto apart = nlohmann::json::parse(run_command(command));
+  const auto together = nlohmann::json::parse(run_command(command + " --interleave"));
+  ASSERT_EQ(together["tests"].size(), 4u);
+  for (const auto& test : together["tests"]) {
+    EXPECT_EQ(test["samples_tok_s"].size(), 2u) << test["test"];
+    for (const auto& sample : test["samples_tok_s"]) EXPECT_GT(sample.get<double>(), 0.0) << test["test"];
+  }
+  EXPECT_GT(together["max_kv_bytes"].get<uint64_t>(), apart["max_kv_bytes"].get<uint64_t>());
+}
+
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
   const std::string out = run_command(std::string(TERN_BINARY) +
                                       " bench --memory-bandwidth -t 2 --bandwidth-bytes 67108864 --json");
