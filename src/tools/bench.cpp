@@ -318,14 +318,12 @@ BenchReport run_bench(const BenchOptions& options) {
   // Repetitions go round the tests (each test once, then each again): a shared host's speed drifts by tens
   // of percent within minutes, and taking turns gives every test the same mix of the host's phases, so a
   // ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
-  std::vector<BenchTest*> interleaved;
+  std::vector<BenchTest*> alone, interleaved;
   for (BenchTest& test : report.tests)
-    if (options.interleave_decode && test.gen_tokens > 0) interleaved.push_back(&test);
+    (options.interleave_decode && test.gen_tokens > 0 ? interleaved : alone).push_back(&test);
   for (int r = 0; r < options.repetitions; ++r) {
-    for (BenchTest& test : report.tests) {
-      if (options.interleave_decode && test.gen_tokens > 0) continue;
-      test.tok_s.push_back(run_once(engine, test, options, rng, report.max_kv_bytes));
-    }
+    for (BenchTest* test : alone)
+      test->tok_s.push_back(run_once(engine, *test, options, rng, report.max_kv_bytes));
     if (!interleaved.empty()) run_interleaved(engine, interleaved, options, rng, report.max_kv_bytes);
   }
   for (BenchTest& test : report.tests) summarise(test);
