@@ -7,6 +7,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -390,6 +392,32 @@ void BM_Swiglu(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kWidth);
 }
 BENCHMARK(BM_Swiglu)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
+
+// How soon the pool's worker joins a job that follows a single-threaded gap of `gap` µs (the caller
+// busy, as between a decode token's matmuls): the worker's start after the dispatch, in µs. A worker that
+// slept through the gap shows the futex wake's latency here.
+void BM_PoolWorkerStartAfterGap(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  const auto gap = std::chrono::microseconds(state.range(0));
+  ThreadPool pool(2);
+  double lag_us = 0;
+  for (auto _ : state) {
+    for (const auto until = Clock::now() + gap; Clock::now() < until;) {
+    }
+    const Clock::time_point dispatched = Clock::now();
+    std::atomic<int64_t> worker_start{0};
+    pool.for_each(2, [&](int64_t, int thread) {
+      if (thread != 0) worker_start = (Clock::now() - dispatched).count();
+      // The caller holds its index until the worker has one, so every job measures the worker.
+      while (thread == 0 && worker_start.load() == 0 &&
+             Clock::now() - dispatched < std::chrono::milliseconds(5)) {
+      }
+    });
+    lag_us += static_cast<double>(worker_start.load()) / 1e3;
+  }
+  state.counters["worker_start_us"] = lag_us / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_PoolWorkerStartAfterGap)->Arg(10)->Arg(50)->Arg(200)->Unit(benchmark::kMicrosecond);
 
 // Streaming read of the weight arena on one thread (the decode roofline per core).
 void BM_StreamRead(benchmark::State& state) {

@@ -3,16 +3,13 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
+
 #include "core/error.h"
 
 namespace tern {
 
 namespace {
-
-// Pause-spin iterations (~50-150 µs: a pause is 40-140 cycles) before a thread sleeps on the futex:
-// the next job, or the last worker, usually arrives within microseconds, and a futex round trip costs
-// about as much; spinning longer only takes issue slots from a sibling hyperthread doing real work.
-constexpr int kSpins = 2000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,6 +17,29 @@ inline void cpu_relax() {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
+}
+
+// How long a thread spins before it sleeps on the futex. A decode token dispatches ~400 jobs, with
+// single-threaded gaps of up to ~60 µs between them (norms, transforms, the conv); a worker asleep
+// across a gap wakes late (a futex wake takes 10-100 µs in a VM, whose idle vCPU halts), and its share
+// then falls on the caller: ≈ 2% of a token on the 27B. So a worker spins 250 µs, longer than any gap
+// in a token, unless the pool has more threads than the machine has CPUs: spinning workers would
+// then take the CPU from the threads doing the work, so they spin only about as long as a futex round trip.
+constexpr auto kSpinWhenCpusSuffice = std::chrono::microseconds(250);
+constexpr auto kSpinWhenOversubscribed = std::chrono::microseconds(20);
+
+// Spins (with a pause, which also tells a hypervisor the vCPU is waiting) until done() or `budget` has
+// passed; the clock is read every 64 pauses.
+template <class Done>
+void spin_until(Done done, std::chrono::nanoseconds budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return;
+  }
 }
 
 // Thread `index` of a pinned pool runs only on CPU index mod the CPU count.
@@ -36,6 +56,9 @@ void pin_to_cpu(pthread_t thread, int index) {
 
 ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
   if (threads < 1) fail(ErrorKind::kInput, "thread count must be at least 1, got {}", threads);
+  const unsigned cpus = std::thread::hardware_concurrency();
+  spin_ =
+      cpus == 0 || static_cast<unsigned>(threads) <= cpus ? kSpinWhenCpusSuffice : kSpinWhenOversubscribed;
   workers_.reserve(static_cast<size_t>(threads - 1));
   for (int t = 1; t < threads; ++t) {
     workers_.emplace_back([this, t] { worker_loop(t); });
@@ -74,7 +97,7 @@ void ThreadPool::run(int64_t count, Task fn, void* ctx) {
   epoch_.notify_all();
   work(0);
   // Wait for the workers to leave the job (they may still be finishing their last index).
-  for (int spin = 0; spin < kSpins && busy_.load(std::memory_order_acquire) != 0; ++spin) cpu_relax();
+  spin_until([this] { return busy_.load(std::memory_order_acquire) == 0; }, spin_);
   for (int b = busy_.load(std::memory_order_acquire); b != 0; b = busy_.load(std::memory_order_acquire)) {
     busy_.wait(b, std::memory_order_acquire);
   }
@@ -90,11 +113,8 @@ void ThreadPool::work(int thread) {
 void ThreadPool::worker_loop(int thread) {
   uint64_t seen = 0;
   for (;;) {
+    spin_until([&] { return epoch_.load(std::memory_order_acquire) != seen; }, spin_);
     uint64_t now = epoch_.load(std::memory_order_acquire);
-    for (int spin = 0; now == seen && spin < kSpins; ++spin) {
-      cpu_relax();
-      now = epoch_.load(std::memory_order_acquire);
-    }
     while (now == seen) {
       epoch_.wait(seen, std::memory_order_acquire);
       now = epoch_.load(std::memory_order_acquire);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -62,6 +63,7 @@ class ThreadPool {
   std::atomic<int> busy_{0};
   std::atomic<bool> stop_{false};
   bool pin_ = false;
+  std::chrono::nanoseconds spin_{0};  // how long a waiting thread spins before it sleeps
   int64_t count_ = 0;
   Task fn_ = nullptr;
   void* ctx_ = nullptr;
