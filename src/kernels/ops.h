@@ -44,6 +44,8 @@ struct Ops {
                        int64_t block);
   // ref::silu_values
   void (*silu)(float* out, const float* x, int64_t n);
+  // ref::sigmoid_gate
+  void (*sigmoid_gate)(float* x, const float* gate, int64_t n);
   // ref::swiglu over n_tokens rows of width, then ref::site_forward on them unless block is 0 (a dense file)
   void (*swiglu_site)(float* gate, const float* up, int64_t n_tokens, int64_t width,
                       std::span<const float> signs, int64_t block);
@@ -52,8 +54,8 @@ struct Ops {
   void (*gated_rms_norm)(float* out, const float* x, const float* gate, const float* gain, int64_t n,
                          float eps);
   void (*l2_norm)(float* x, int64_t n, float eps);
-  // ref::rope_neox
-  void (*rope)(float* x, int64_t rope_dim, int64_t pos, double theta);
+  // ref::rope_rotate by a position's ref::rope_angles
+  void (*rope)(float* x, int64_t rope_dim, const double* cos_sin);
   // ref::attention
   void (*attention)(float* out, const float* q, const KvView& kv, int64_t n_keys, int64_t n_head,
                     float scale);

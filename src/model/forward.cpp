@@ -5,6 +5,7 @@
 
 #include "kernels/ref/activation.h"
 #include "kernels/ref/l2_norm.h"
+#include "kernels/ref/rope.h"
 #include "model/gdn_order.h"
 
 namespace tern::model {
@@ -79,10 +80,10 @@ void full_attention(const Pass& p, const LayerWeights& layer, float* out) {
     const int64_t count = static_cast<int64_t>(item.tokens.size());
     for (int64_t t = 0; t < count; ++t) {
       const int64_t r = row0 + t;
-      for (int64_t h = 0; h < c.n_head; ++h)
-        p.ops.rope(&s.q[sz(r * q_width + h * hd)], c.rope_dim, p0 + t, c.rope_theta);
+      const double* angles = &s.rope[sz(r * c.rope_dim)];
+      for (int64_t h = 0; h < c.n_head; ++h) p.ops.rope(&s.q[sz(r * q_width + h * hd)], c.rope_dim, angles);
       for (int64_t j = 0; j < c.n_head_kv; ++j)
-        p.ops.rope(&s.k[sz(r * kv_width + j * hd)], c.rope_dim, p0 + t, c.rope_theta);
+        p.ops.rope(&s.k[sz(r * kv_width + j * hd)], c.rope_dim, angles);
       state.store_kv(layer.slot, p0 + t, &s.k[sz(r * kv_width)], &s.v[sz(r * kv_width)]);
     }
     const kernels::KvView kv = state.kv_view(layer.slot);
@@ -92,7 +93,7 @@ void full_attention(const Pass& p, const LayerWeights& layer, float* out) {
     }
   });
 
-  for (int64_t i = 0; i < p.n * q_width; ++i) s.o[sz(i)] *= sigmoid(s.gate[sz(i)]);  // sigmoid output gate
+  p.ops.sigmoid_gate(s.o.data(), s.gate.data(), p.n * q_width);
   p.site(s.o.data(), q_width, p.model.sites().attention_output);
   p.ops.matmul(out, w.output, s.o.data(), p.tokens);
 }
@@ -268,6 +269,7 @@ Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& op
   k.resize(rows * sz(kv_width));
   v.resize(k.size());
   o.resize(q.size());
+  rope.resize(rows * sz(c.rope_dim));
   mixed.resize(rows * sz(channels));
   conv.resize(mixed.size());
   gdn_q.resize(rows * sz(qk_width));
@@ -316,6 +318,14 @@ void forward(const Model& model, const kernels::Ops& ops, std::span<runtime::Bat
   });
   if (model.sites().enabled)
     ops.site_inverse(s.x.data(), n, d, model.sites().model_width, model.sites().block);
+
+  // The rotary angles of each row's position, shared by every head of every attention layer.
+  p.for_each_item([&](runtime::BatchItem& item, int64_t row0) {
+    for (int64_t t = 0; t < static_cast<int64_t>(item.tokens.size()); ++t) {
+      kernels::ref::rope_angles(&s.rope[sz((row0 + t) * c.rope_dim)], c.rope_dim, item.state->position() + t,
+                                c.rope_theta);
+    }
+  });
 
   // §5.2
   for (const LayerWeights& layer : w.layers) {

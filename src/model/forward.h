@@ -41,12 +41,13 @@ struct Scratch {
   std::vector<float> rotated;           // [rows][d] T_d(u) (a site output; u stays for ssm_alpha/beta)
   std::vector<float> block;             // [rows][d] a block's output before the residual add
   // attention
-  std::vector<float> qg;    // [rows][n_head·2·head_dim]
-  std::vector<float> q;     // [rows][n_head·head_dim]
-  std::vector<float> gate;  // [rows][n_head·head_dim]
-  std::vector<float> k;     // [rows][n_kv·head_dim]
-  std::vector<float> v;     // [rows][n_kv·head_dim]
-  std::vector<float> o;     // [rows][n_head·head_dim]
+  std::vector<float> qg;     // [rows][n_head·2·head_dim]
+  std::vector<float> q;      // [rows][n_head·head_dim]
+  std::vector<float> gate;   // [rows][n_head·head_dim]
+  std::vector<float> k;      // [rows][n_kv·head_dim]
+  std::vector<float> v;      // [rows][n_kv·head_dim]
+  std::vector<float> o;      // [rows][n_head·head_dim]
+  std::vector<double> rope;  // [rows][rope_dim] kernels::ref::rope_angles of each row's position
   // GDN
   std::vector<float> mixed;       // [rows][conv_channels] attn_qkv output (raw conv input)
   std::vector<float> conv;        // [rows][conv_channels] conv + SiLU output

@@ -70,6 +70,48 @@ TEST(CpuSilu, NanStaysNan) {
   }
 }
 
+std::vector<std::pair<const char*, SigmoidGateKernel>> runnable_gates() {
+  std::vector<std::pair<const char*, SigmoidGateKernel>> out{{"scalar", sigmoid_gate_scalar}};
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) out.emplace_back("avx2", sigmoid_gate_avx2);
+  if (cpu_features().has_avx512_vnni()) out.emplace_back("avx512", sigmoid_gate_avx512);
+#endif
+  return out;
+}
+
+TEST(CpuSigmoidGate, EveryKernelTracksTheOracleToAFewUlps) {
+  for (const auto& [name, kernel] : runnable_gates()) {
+    for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{17}, size_t{40}, size_t{6144}}) {
+      for (float scale : {0.5f, 4.0f, 40.0f}) {
+        std::vector<float> gate = gaussian(n, scale, static_cast<uint32_t>(n));
+        std::vector<float> x = gaussian(n, 1.0f, static_cast<uint32_t>(n + 1));
+        if (n >= 8) {  // the far tails, and a gate of 0 (a half)
+          gate[0] = 95.0f;
+          gate[1] = -95.0f;
+          gate[2] = 0.0f;
+          x[3] = -0.0f;
+        }
+        std::vector<float> want = x;
+        kernel(x.data(), gate.data(), static_cast<int64_t>(n));
+        ref::sigmoid_gate(want.data(), gate.data(), static_cast<int64_t>(n));
+        for (size_t i = 0; i < n; ++i) {
+          EXPECT_NEAR(x[i], want[i], 4e-7 * std::fabs(want[i]) + 1e-30)
+              << name << " n " << n << " scale " << scale << " i " << i;
+          EXPECT_EQ(std::signbit(x[i]), std::signbit(want[i])) << name << " i " << i;
+        }
+        if (n >= 8) {
+          EXPECT_EQ(x[0], want[0]) << name;  // σ(95) rounds to 1
+        }
+      }
+    }
+    std::vector<float> x(19, 1.0f), gate(19, 0.5f);
+    gate[2] = gate[17] = std::numeric_limits<float>::quiet_NaN();  // in a vector step and in the tail
+    kernel(x.data(), gate.data(), 19);
+    EXPECT_TRUE(std::isnan(x[2]) && std::isnan(x[17])) << name;
+    EXPECT_FALSE(std::isnan(x[16])) << name;
+  }
+}
+
 // The fused pass equals SwiGLU then the site, on a folded width and on a dense file (block 0).
 TEST(CpuSilu, FusedSwigluSiteEqualsSwigluThenSite) {
   constexpr int64_t kTokens = 3, kWidth = 384, kBlock = 128;

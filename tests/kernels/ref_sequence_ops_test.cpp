@@ -31,7 +31,9 @@ TEST(RefRope, NeoxPairsOnTheFirstRopeDims) {
   for (int64_t pos : {0, 1, 17, 5000}) {
     auto x = random_vector(head_dim, static_cast<uint32_t>(pos) + 1);
     const auto original = x;
-    rope_neox(x.data(), rope_dim, pos, theta);
+    std::vector<double> cos_sin(rope_dim);
+    rope_angles(cos_sin.data(), rope_dim, pos, theta);
+    rope_rotate(x.data(), rope_dim, cos_sin.data());
     for (int64_t i = 0; i < rope_dim / 2; ++i) {
       const double angle = double(pos) / std::pow(theta, 2.0 * double(i) / double(rope_dim));
       const double a = original[i], b = original[i + 4];

@@ -166,6 +166,9 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.site_forward = cpu::site_forward;
     table.site_inverse = cpu::site_inverse;
     table.silu = [](float* out, const float* x, int64_t n) { cpu::silu_kernel()(out, x, nullptr, n); };
+    table.sigmoid_gate = [](float* x, const float* gate, int64_t n) {
+      cpu::sigmoid_gate_kernel()(x, gate, n);
+    };
     table.swiglu_site = cpu::swiglu_site;
     table.rms_norm = cpu::rms_norm;
     table.gated_rms_norm = cpu::gated_rms_norm;

@@ -33,4 +33,9 @@ inline void swiglu(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = silu(gate[i]) * up[i];
 }
 
+// The attention's output gate (model-spec §5.3): x[i] ← x[i] · σ(gate[i]) over n values.
+inline void sigmoid_gate(float* x, const float* gate, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] *= sigmoid(gate[i]);
+}
+
 }  // namespace tern::kernels::ref

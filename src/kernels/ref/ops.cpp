@@ -28,6 +28,7 @@ const Ops& reference_ops() {
       .site_forward = ref::site_forward,
       .site_inverse = ref::site_inverse,
       .silu = ref::silu_values,
+      .sigmoid_gate = ref::sigmoid_gate,
       .swiglu_site =
           [](float* gate, const float* up, int64_t n_tokens, int64_t width, std::span<const float> signs,
              int64_t block) {
@@ -37,7 +38,7 @@ const Ops& reference_ops() {
       .rms_norm = ref::rms_norm,
       .gated_rms_norm = ref::gated_rms_norm,
       .l2_norm = ref::l2_norm,
-      .rope = ref::rope_neox,
+      .rope = ref::rope_rotate,
       .attention = ref::attention,
       .causal_conv = ref::causal_conv,
       .gdn_recurrent = ref::gdn_recurrent,
