@@ -57,9 +57,18 @@ TEST(CpuDenseMatmul, MatchesTheOracleForEveryTypeAndWidth) {
               << "type " << static_cast<int>(type) << " cols " << cols << " row " << r;
         }
       }
-      dense_matmul(got.data(), w, x.data(), tokens, &pool);
+      // Two targets in one job: the matrix, and its first 11 rows as a second matrix.
+      const MatrixView first_rows{type, bytes.data(), cols, 11, w.row_bytes};
+      std::vector<float> got_first(static_cast<size_t>(11 * tokens));
+      const MatmulTarget targets[] = {{got.data(), w}, {got_first.data(), first_rows}};
+      dense_matmul_shared(targets, x.data(), tokens, &pool);
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::sqrt(static_cast<float>(cols)))) << i;
+      }
+      for (int64_t t = 0; t < tokens; ++t) {
+        for (int64_t r = 0; r < 11; ++r)
+          EXPECT_EQ(got_first[static_cast<size_t>(t * 11 + r)], got[static_cast<size_t>(t * rows + r)])
+              << t << r;
       }
     }
   }

@@ -78,14 +78,19 @@ std::array<RolePass, 2> role_passes(quant::TensorType form, TokenRows rows) {
   }
 }
 
-// Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, anything
-// else (Q2_0, a conversion format, not a model's) through the oracle.
-void other_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
-  if (cpu::is_dense_type(w.type)) {
-    cpu::dense_matmul(y, w, x, n_tokens, cpu_pool);
-  } else {
-    ref::matmul(y, w, x, n_tokens);
+// Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, together
+// in one pass; anything else (Q2_0, a conversion format, not a model's) through the oracle.
+void other_matmuls(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
+  MatmulTarget dense[kMaxShared];
+  size_t count = 0;
+  for (const MatmulTarget& t : targets) {
+    if (cpu::is_dense_type(t.w.type) && count < kMaxShared) {
+      dense[count++] = t;
+    } else {
+      ref::matmul(t.y, t.w, x, n_tokens);
+    }
   }
+  cpu::dense_matmul_shared({dense, count}, x, n_tokens, cpu_pool);
 }
 
 // One pass of the targets over tokens [first, first + count) of their shared activations.
@@ -104,15 +109,19 @@ void ternary_pass(std::span<const cpu::TernaryTarget> targets, const cpu::Quanti
 template <bool kReadOnly>
 void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
   cpu::TernaryTarget fast[kMaxShared];
-  size_t count = 0;
+  MatmulTarget other[kMaxShared];
+  size_t count = 0, others = 0;
   for (const MatmulTarget& t : targets) {
     if (is_fast_ternary(t.w) && count < kMaxShared && (count == 0 || fast[0].w.cols == t.w.cols)) {
       fast[count++] =
           cpu::TernaryTarget{t.y, cpu::TernaryMatrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes, t.w.type}};
+    } else if (others < kMaxShared) {
+      other[others++] = t;
     } else {
-      other_matmul(t.y, t.w, x, rows.count);
+      other_matmuls({&t, 1}, x, rows.count);
     }
   }
+  other_matmuls({other, others}, x, rows.count);
   if (count == 0) return;
   thread_local cpu::ActBuffer buffer;
   const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool);
@@ -139,7 +148,8 @@ void cpu_matmul(float* y, const MatrixView& w, const float* x, TokenRows rows) {
 template <bool kReadOnly>
 void cpu_matmul_argmax(float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows) {
   if (!is_fast_ternary(w)) {
-    other_matmul(y, w, x, rows.count);
+    const MatmulTarget target{y, w};
+    other_matmuls({&target, 1}, x, rows.count);
     ref::argmax_rows(best, y, rows.count, w.rows);
     return;
   }

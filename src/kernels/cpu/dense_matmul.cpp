@@ -56,14 +56,25 @@ DenseDotKernel dense_dot_kernel() {
   return dense_dot_scalar;
 }
 
-void dense_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens, ThreadPool* pool) {
+void dense_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                         ThreadPool* pool) {
   const DenseDotKernel dot = dense_dot_kernel();
-  constexpr int64_t kRowsPerTask = 16;
-  const int64_t tasks = (w.rows + kRowsPerTask - 1) / kRowsPerTask;
+  constexpr int64_t kRowsPerTask = 8;  // 80 KB of a 5120-wide BF16 matrix
+  const auto tasks_of = [](const MatmulTarget& t) { return (t.w.rows + kRowsPerTask - 1) / kRowsPerTask; };
+  int64_t tasks = 0;
+  for (const MatmulTarget& t : targets) tasks += tasks_of(t);
   const auto run = [&](int64_t task) {
-    const int64_t end = std::min(w.rows, (task + 1) * kRowsPerTask);
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      for (int64_t r = task * kRowsPerTask; r < end; ++r) y[t * w.rows + r] = dot(w, r, x + t * w.cols);
+    for (const MatmulTarget& t : targets) {
+      if (task >= tasks_of(t)) {
+        task -= tasks_of(t);
+        continue;
+      }
+      const int64_t end = std::min(t.w.rows, (task + 1) * kRowsPerTask);
+      for (int64_t token = 0; token < n_tokens; ++token) {
+        for (int64_t r = task * kRowsPerTask; r < end; ++r)
+          t.y[token * t.w.rows + r] = dot(t.w, r, x + token * t.w.cols);
+      }
+      return;
     }
   };
   if (pool == nullptr) {

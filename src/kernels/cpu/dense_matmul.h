@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/matrix_view.h"
 
@@ -24,7 +25,11 @@ DenseDotKernel dense_dot_kernel();
 // True for the types dense_matmul reads.
 bool is_dense_type(quant::TensorType type);
 
-// x: [n_tokens][w.cols], y: [n_tokens][w.rows]; pool may be null.
-void dense_matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens, ThreadPool* pool);
+// Every target's y = W · x over one activation x: [n_tokens][cols], y: [n_tokens][w.rows] (the GDN's
+// ssm_alpha and ssm_beta together). Their rows are split over the pool in one job, in tasks of a few rows,
+// so two 48-row matrices are one evenly shared pass, not two passes of three 16-row tasks over two
+// threads. pool may be null.
+void dense_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                         ThreadPool* pool);
 
 }  // namespace tern::kernels::cpu
