@@ -154,12 +154,9 @@ void BM_CausalConv(benchmark::State& state) {
   const std::vector<float> in = uniform(n * kConvChannels, -1.0f, 1.0f, 1);
   const std::vector<float> weight = uniform(4 * kConvChannels, -1.0f, 1.0f, 2);
   std::vector<float> conv_state(3 * kConvChannels), out(in.size());
+  const auto conv = oracle ? ref::causal_conv : cpu::causal_conv;
   for (auto _ : state) {
-    if (oracle) {
-      ref::causal_conv(out.data(), in.data(), conv_state.data(), weight.data(), n, kConvChannels, 4);
-    } else {
-      cpu::causal_conv(out.data(), in.data(), conv_state.data(), weight.data(), n, kConvChannels, 4);
-    }
+    conv(out.data(), in.data(), conv_state.data(), weight.data(), n, kConvChannels, 4);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * n);

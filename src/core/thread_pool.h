@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 namespace tern {
@@ -29,15 +28,11 @@ class ThreadPool {
   // Runs fn over [0, count), indices claimed dynamically; returns when all are done.
   void run(int64_t count, Task fn, void* ctx);
 
-  // Convenience for lambdas, temporaries or named (const or not); the lambda lives on the caller's stack
-  // (no allocation).
+  // Convenience for lambdas; the lambda lives on the caller's stack (no allocation).
   template <class F>
   void for_each(int64_t count, F&& f) {
-    using Callable = std::remove_reference_t<F>;
-    auto trampoline = [](void* ctx, int64_t index, int thread) {
-      (*static_cast<Callable*>(ctx))(index, thread);
-    };
-    run(count, trampoline, const_cast<void*>(static_cast<const void*>(&f)));
+    auto trampoline = [](void* ctx, int64_t index, int thread) { (*static_cast<F*>(ctx))(index, thread); };
+    run(count, trampoline, &f);
   }
 
   // f(begin, end, thread) over [0, count) in guided ranges: each claim takes a 1/(2·size()) share of

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/thread_pool.h"
 #include "kernels/cpu/norms_cpu.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/l2_norm.h"
@@ -61,29 +60,23 @@ TEST(CpuNorms, GatedRmsNormTracksTheOracleToAFewUlps) {
   }
 }
 
-// Same outputs and the same state, bit for bit, over consecutive calls (the state carried between them),
-// on this thread and with the channels' ranges shared over a pool.
+// Same outputs and the same state, bit for bit, over consecutive calls (the state carried between them).
 TEST(CpuNorms, CausalConvIsTheOracleBitForBit) {
-  ThreadPool pool(3);
-  for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
-    for (int64_t kernel : {2, 4}) {
-      for (int64_t channels :
-           {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{13}, kConvChannelsPerTask + 13, int64_t{10240}}) {
-        const auto c = static_cast<size_t>(channels);
-        const std::vector<float> weight = gaussian(c * static_cast<size_t>(kernel), 1.0f, 7);
-        std::vector<float> state = gaussian(c * static_cast<size_t>(kernel - 1), 1.0f, 8), want_state = state;
-        uint32_t seed = 9;
-        for (int64_t n_tokens : {1, 2, 5, 1}) {
-          const std::vector<float> in = gaussian(c * static_cast<size_t>(n_tokens), 2.0f, ++seed);
-          std::vector<float> got(in.size()), want(in.size());
-          causal_conv(got.data(), in.data(), state.data(), weight.data(), n_tokens, channels, kernel,
-                      threads);
-          ref::causal_conv(want.data(), in.data(), want_state.data(), weight.data(), n_tokens, channels,
-                           kernel);
-          EXPECT_EQ(got, want) << "kernel " << kernel << " channels " << channels << " tokens " << n_tokens;
-          EXPECT_EQ(state, want_state)
-              << "kernel " << kernel << " channels " << channels << " tokens " << n_tokens;
-        }
+  for (int64_t kernel : {2, 4}) {
+    for (int64_t channels : {1, 5, 8, 13, 10240}) {
+      const auto c = static_cast<size_t>(channels);
+      const std::vector<float> weight = gaussian(c * static_cast<size_t>(kernel), 1.0f, 7);
+      std::vector<float> state = gaussian(c * static_cast<size_t>(kernel - 1), 1.0f, 8), want_state = state;
+      uint32_t seed = 9;
+      for (int64_t n_tokens : {1, 2, 5, 1}) {
+        const std::vector<float> in = gaussian(c * static_cast<size_t>(n_tokens), 2.0f, ++seed);
+        std::vector<float> got(in.size()), want(in.size());
+        causal_conv(got.data(), in.data(), state.data(), weight.data(), n_tokens, channels, kernel);
+        ref::causal_conv(want.data(), in.data(), want_state.data(), weight.data(), n_tokens, channels,
+                         kernel);
+        EXPECT_EQ(got, want) << "kernel " << kernel << " channels " << channels << " tokens " << n_tokens;
+        EXPECT_EQ(state, want_state) << "kernel " << kernel << " channels " << channels << " tokens "
+                                     << n_tokens;
       }
     }
   }

@@ -183,10 +183,7 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.rms_norm = cpu::rms_norm;
     table.gated_rms_norm = cpu::gated_rms_norm;
     table.l2_norm = cpu::l2_norm;
-    table.causal_conv = [](float* out, const float* in, float* state, const float* weight, int64_t n_tokens,
-                           int64_t channels, int64_t kernel) {
-      cpu::causal_conv(out, in, state, weight, n_tokens, channels, kernel, cpu_pool);
-    };
+    table.causal_conv = cpu::causal_conv;
     table.gdn_recurrent = [](float* out, float* state, const GdnInputs& in, const GdnDims& dims) {
       cpu::gdn_recurrent(out, state, in, dims, cpu_pool, cpu::gdn_kernels());
     };

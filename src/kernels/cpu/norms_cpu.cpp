@@ -1,9 +1,6 @@
 #include "kernels/cpu/norms_cpu.h"
 
-#include <algorithm>
-
 #include "core/cpu_features.h"
-#include "core/thread_pool.h"
 #include "kernels/cpu/silu.h"
 #include "kernels/ref/conv.h"
 #include "kernels/ref/l2_norm.h"
@@ -49,25 +46,10 @@ void l2_norm(float* x, int64_t n, float eps) {
 }
 
 void causal_conv(float* out, const float* in, float* state, const float* weight, int64_t n_tokens,
-                 int64_t channels, int64_t kernel, ThreadPool* pool) {
+                 int64_t channels, int64_t kernel) {
 #if defined(__x86_64__)
-  if (vector_isa()) {
-    // Its weights and state (280 KB in the 27B) are cold after a layer's matmuls: two threads fetch them
-    // faster than one.
-    const int64_t tasks = (channels + kConvChannelsPerTask - 1) / kConvChannelsPerTask;
-    const auto run = [&](int64_t task, int) {
-      avx2::causal_conv(out, in, state, weight, n_tokens, channels, kernel, task * kConvChannelsPerTask,
-                        std::min(channels, (task + 1) * kConvChannelsPerTask));
-    };
-    if (pool == nullptr) {
-      for (int64_t task = 0; task < tasks; ++task) run(task, 0);
-    } else {
-      pool->for_each(tasks, run);
-    }
-    return;
-  }
+  if (vector_isa()) return avx2::causal_conv(out, in, state, weight, n_tokens, channels, kernel);
 #endif
-  (void)pool;
   ref::causal_conv(out, in, state, weight, n_tokens, channels, kernel);
 }
 

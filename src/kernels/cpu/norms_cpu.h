@@ -11,19 +11,13 @@
 
 #include <cstdint>
 
-namespace tern {
-class ThreadPool;
-}
-
 namespace tern::kernels::cpu {
 
 void rms_norm(float* out, const float* x, const float* gain, int64_t n, float eps);
 void gated_rms_norm(float* out, const float* x, const float* gate, const float* gain, int64_t n, float eps);
 void l2_norm(float* x, int64_t n, float eps);
-// The channels are shared over `pool` (null: this thread alone) in ranges of kConvChannelsPerTask.
 void causal_conv(float* out, const float* in, float* state, const float* weight, int64_t n_tokens,
-                 int64_t channels, int64_t kernel, ThreadPool* pool = nullptr);
-constexpr int64_t kConvChannelsPerTask = 1024;
+                 int64_t channels, int64_t kernel);
 
 // The AVX2 forms the functions above dispatch to (needs cpu_features().has_avx2_fma()).
 namespace avx2 {
@@ -31,9 +25,8 @@ namespace avx2 {
 double inverse_norm(const float* x, int64_t n, double divisor, float eps);
 // out[i] = (float)(gain[i] · (x[i] · scale)), or (float)(x[i] · scale) where gain is null.
 void scale_values(float* out, const float* x, const float* gain, double scale, int64_t n);
-// Channels [first, last) of the conv, their outputs and their state (each channel is its own).
 void causal_conv(float* out, const float* in, float* state, const float* weight, int64_t n_tokens,
-                 int64_t channels, int64_t kernel, int64_t first, int64_t last);
+                 int64_t channels, int64_t kernel);
 }  // namespace avx2
 
 }  // namespace tern::kernels::cpu

@@ -77,12 +77,12 @@ void scale_values(float* out, const float* x, const float* gain, double scale, i
 }
 
 void causal_conv(float* out, const float* in, float* state, const float* weight, int64_t n_tokens,
-                 int64_t channels, int64_t kernel, int64_t first, int64_t last) {
+                 int64_t channels, int64_t kernel) {
   const int64_t history = kernel - 1;
   for (int64_t t = 0; t < n_tokens; ++t) {
     float* row_out = out + t * channels;
-    int64_t c = first;
-    for (; c + 4 <= last; c += 4) {
+    int64_t c = 0;
+    for (; c + 4 <= channels; c += 4) {
       const TapWeights w(weight, c, kernel);
       // A float product is exact in double, so the fused multiply-add rounds as the oracle's add does.
       __m256d acc = _mm256_setzero_pd();
@@ -90,7 +90,7 @@ void causal_conv(float* out, const float* in, float* state, const float* weight,
         acc = _mm256_fmadd_pd(w[i], widen(window_row(in, state, t + i, history, channels) + c), acc);
       _mm_storeu_ps(row_out + c, _mm256_cvtpd_ps(acc));
     }
-    for (; c < last; ++c) {
+    for (; c < channels; ++c) {
       double acc = 0.0;
       for (int64_t i = 0; i < kernel; ++i)
         acc +=
@@ -101,9 +101,9 @@ void causal_conv(float* out, const float* in, float* state, const float* weight,
   // New state = window rows [n_tokens, n_tokens + history), in ascending order: row i comes from row
   // n_tokens + i ≥ i, so no row is read after it was overwritten.
   for (int64_t i = 0; i < history; ++i) {
-    const float* from = window_row(in, state, n_tokens + i, history, channels) + first;
-    float* to = state + i * channels + first;
-    if (from != to) std::memmove(to, from, static_cast<size_t>(last - first) * sizeof(float));
+    const float* from = window_row(in, state, n_tokens + i, history, channels);
+    if (from != state + i * channels)
+      std::memmove(state + i * channels, from, static_cast<size_t>(channels) * sizeof(float));
   }
 }
 
