@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_ops.h"
 
+#include <algorithm>
 #include <array>
 
 #include "core/thread_pool.h"
@@ -78,13 +79,14 @@ std::array<RolePass, 2> role_passes(quant::TensorType form, TokenRows rows) {
   }
 }
 
-// Matrices the ternary kernels do not take: dense ones (the BF16 decay projections) in fp32, together
-// in one pass; anything else (Q2_0, a conversion format, not a model's) through the oracle.
+// Matrices the ternary kernels do not take (at most kMaxShared): dense ones (the BF16 decay projections)
+// in fp32, together in one pass; anything else (Q2_0, a conversion format, not a model's) through the
+// oracle.
 void other_matmuls(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
   MatmulTarget dense[kMaxShared];
   size_t count = 0;
   for (const MatmulTarget& t : targets) {
-    if (cpu::is_dense_type(t.w.type) && count < kMaxShared) {
+    if (cpu::is_dense_type(t.w.type)) {
       dense[count++] = t;
     } else {
       ref::matmul(t.y, t.w, x, n_tokens);
@@ -108,17 +110,20 @@ void ternary_pass(std::span<const cpu::TernaryTarget> targets, const cpu::Quanti
 // goes alone.
 template <bool kReadOnly>
 void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
+  if (targets.size() > kMaxShared) {  // in groups the fixed arrays below hold
+    for (size_t at = 0; at < targets.size(); at += kMaxShared)
+      cpu_matmul_shared<kReadOnly>(targets.subspan(at, std::min(kMaxShared, targets.size() - at)), x, rows);
+    return;
+  }
   cpu::TernaryTarget fast[kMaxShared];
   MatmulTarget other[kMaxShared];
   size_t count = 0, others = 0;
   for (const MatmulTarget& t : targets) {
-    if (is_fast_ternary(t.w) && count < kMaxShared && (count == 0 || fast[0].w.cols == t.w.cols)) {
+    if (is_fast_ternary(t.w) && (count == 0 || fast[0].w.cols == t.w.cols)) {
       fast[count++] =
           cpu::TernaryTarget{t.y, cpu::TernaryMatrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes, t.w.type}};
-    } else if (others < kMaxShared) {
-      other[others++] = t;
     } else {
-      other_matmuls({&t, 1}, x, rows.count);
+      other[others++] = t;
     }
   }
   other_matmuls({other, others}, x, rows.count);
