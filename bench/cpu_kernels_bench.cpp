@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/half.h"
 #include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/bandwidth.h"
+#include "kernels/cpu/dense_matmul.h"
 #include "kernels/cpu/dot_peak.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_panel_form.h"
@@ -392,6 +394,35 @@ void BM_Swiglu(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kWidth);
 }
 BENCHMARK(BM_Swiglu)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
+
+// The GDN decay projections of one 27B layer (ssm_alpha and ssm_beta: 96 BF16 rows of 5120, 983 KB, in
+// L2 and L3 after the first pass) over one token on one thread: the dense kernels' arithmetic; arg: 0
+// scalar, 1 AVX2, 2 AVX-512.
+void BM_DenseRowsHot(benchmark::State& state) {
+  constexpr int64_t kRows = 96, kCols = 5120;
+  std::vector<DenseRowsKernel> kernels{dense_rows_scalar};
+#if defined(__x86_64__)
+  if (cpu_features().has_avx2_fma()) kernels.push_back(dense_rows_avx2);
+  if (cpu_features().has_avx2_fma() && cpu_features().avx512f) kernels.push_back(dense_rows_avx512);
+#endif
+  const auto which = static_cast<size_t>(state.range(0));
+  if (which >= kernels.size()) {
+    state.SkipWithError("ISA not present");
+    return;
+  }
+  std::vector<uint16_t> bits;
+  for (const float v : gaussian(kRows * kCols)) bits.push_back(fp32_to_bf16(v));
+  const std::vector<float> x = gaussian(kCols);
+  std::vector<float> y(kRows);
+  const MatrixView w{quant::TensorType::kBF16, reinterpret_cast<const uint8_t*>(bits.data()), kCols, kRows,
+                     kCols * sizeof(uint16_t)};
+  for (auto _ : state) {
+    kernels[which](y.data(), w, 0, kRows, x.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(state.iterations() * kRows * kCols * static_cast<int64_t>(sizeof(uint16_t)));
+}
+BENCHMARK(BM_DenseRowsHot)->DenseRange(0, 2)->Unit(benchmark::kMicrosecond);
 
 // How soon the pool's worker joins a job that follows a single-threaded gap of `gap` µs (the caller
 // busy, as between a decode token's matmuls): the worker's start after the dispatch, in µs. A worker that

@@ -36,9 +36,11 @@ std::vector<uint8_t> random_rows(TensorType type, int64_t rows, int64_t cols, st
 TEST(CpuDenseMatmul, MatchesTheOracleForEveryTypeAndWidth) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<DenseDotKernel> kernels{dense_dot_scalar};
+  std::vector<DenseRowsKernel> kernels{dense_rows_scalar};
 #if defined(__x86_64__)
-  if (cpu_features().has_avx2_fma()) kernels.push_back(dense_dot_avx2);
+  if (cpu_features().has_avx2_fma()) kernels.push_back(dense_rows_avx2);
+  const bool avx512 = cpu_features().has_avx2_fma() && cpu_features().avx512f;
+  if (avx512) kernels.push_back(dense_rows_avx512);
 #endif
   ThreadPool pool(2);
   for (TensorType type : {TensorType::kBF16, TensorType::kF16, TensorType::kF32}) {
@@ -50,13 +52,29 @@ TEST(CpuDenseMatmul, MatchesTheOracleForEveryTypeAndWidth) {
       for (float& v : x) v = normal(rng);
       std::vector<float> want(static_cast<size_t>(rows * tokens)), got(want.size());
       ref::matmul(want.data(), w, x.data(), tokens);
-      for (DenseDotKernel kernel : kernels) {
+      std::vector<std::vector<float>> by_kernel;
+      for (DenseRowsKernel kernel : kernels) {
+        // Rows [3, 37): a start that is not a multiple of the AVX-512 kernel's four rows, and a last group
+        // of one.
+        std::vector<float> y(static_cast<size_t>(rows), -1.0f);
+        kernel(y.data(), w, 3, rows, x.data());
         for (int64_t r = 0; r < rows; ++r) {
-          const float y = kernel(w, r, x.data());
-          EXPECT_NEAR(y, want[static_cast<size_t>(r)], 1e-5f * (1.0f + std::sqrt(static_cast<float>(cols))))
+          if (r < 3) {
+            EXPECT_EQ(y[static_cast<size_t>(r)], -1.0f) << "row " << r << " outside the range was written";
+            continue;
+          }
+          EXPECT_NEAR(y[static_cast<size_t>(r)], want[static_cast<size_t>(r)],
+                      1e-5f * (1.0f + std::sqrt(static_cast<float>(cols))))
               << "type " << static_cast<int>(type) << " cols " << cols << " row " << r;
         }
+        by_kernel.push_back(std::move(y));
       }
+#if defined(__x86_64__)
+      if (avx512) {  // the AVX-512 kernel adds the AVX2 kernel's chains: the same bits
+        EXPECT_EQ(by_kernel.back(), by_kernel[by_kernel.size() - 2])
+            << "type " << static_cast<int>(type) << " cols " << cols;
+      }
+#endif
       // Two targets in one job: the matrix, and its first 11 rows as a second matrix.
       const MatrixView first_rows{type, bytes.data(), cols, 11, w.row_bytes};
       std::vector<float> got_first(static_cast<size_t>(11 * tokens));

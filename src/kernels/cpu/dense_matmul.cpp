@@ -49,16 +49,22 @@ float dense_dot_scalar(const MatrixView& w, int64_t row, const float* x) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-DenseDotKernel dense_dot_kernel() {
+void dense_rows_scalar(float* y, const MatrixView& w, int64_t row_begin, int64_t row_end, const float* x) {
+  for (int64_t r = row_begin; r < row_end; ++r) y[r] = dense_dot_scalar(w, r, x);
+}
+
+DenseRowsKernel dense_rows_kernel() {
 #if defined(__x86_64__)
-  if (cpu_features().has_avx2_fma()) return dense_dot_avx2;
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx2_fma() && cpu.avx512f) return dense_rows_avx512;
+  if (cpu.has_avx2_fma()) return dense_rows_avx2;
 #endif
-  return dense_dot_scalar;
+  return dense_rows_scalar;
 }
 
 void dense_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
                          ThreadPool* pool) {
-  const DenseDotKernel dot = dense_dot_kernel();
+  static const DenseRowsKernel kernel = dense_rows_kernel();
   constexpr int64_t kRowsPerTask = 8;  // 80 KB of a 5120-wide BF16 matrix
   const auto tasks_of = [](const MatmulTarget& t) { return (t.w.rows + kRowsPerTask - 1) / kRowsPerTask; };
   int64_t tasks = 0;
@@ -70,10 +76,8 @@ void dense_matmul_shared(std::span<const MatmulTarget> targets, const float* x, 
         continue;
       }
       const int64_t end = std::min(t.w.rows, (task + 1) * kRowsPerTask);
-      for (int64_t token = 0; token < n_tokens; ++token) {
-        for (int64_t r = task * kRowsPerTask; r < end; ++r)
-          t.y[token * t.w.rows + r] = dot(t.w, r, x + token * t.w.cols);
-      }
+      for (int64_t token = 0; token < n_tokens; ++token)
+        kernel(t.y + token * t.w.rows, t.w, task * kRowsPerTask, end, x + token * t.w.cols);
       return;
     }
   };

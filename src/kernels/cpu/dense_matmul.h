@@ -13,14 +13,22 @@ class ThreadPool;
 
 namespace tern::kernels::cpu {
 
-// Σ_k W[row][k] · x[k] in fp32, for a row of type BF16, F16 or F32.
-using DenseDotKernel = float (*)(const MatrixView& w, int64_t row, const float* x);
+// y[r] = Σ_k W[r][k] · x[k] in fp32 for the rows r in [row_begin, row_end) of a BF16, F16 or F32 matrix.
+using DenseRowsKernel = void (*)(float* y, const MatrixView& w, int64_t row_begin, int64_t row_end,
+                                 const float* x);
 
+// Σ_k W[row][k] · x[k] in four fp32 chains over k mod 4 (the x86 kernels' tails go through it).
 float dense_dot_scalar(const MatrixView& w, int64_t row, const float* x);
-// Needs AVX2 + FMA + F16C.
-float dense_dot_avx2(const MatrixView& w, int64_t row, const float* x);
 
-DenseDotKernel dense_dot_kernel();
+// Row by row through dense_dot_scalar.
+void dense_rows_scalar(float* y, const MatrixView& w, int64_t row_begin, int64_t row_end, const float* x);
+// Four eight-lane FMA chains over k mod 32, the tail through the scalar kernel. Needs AVX2 + FMA + F16C.
+void dense_rows_avx2(float* y, const MatrixView& w, int64_t row_begin, int64_t row_end, const float* x);
+// The AVX2 kernel's chains, two in each zmm, for four rows at a time (one load of x for four rows):
+// the same bits, half the instructions. Needs AVX-512 F.
+void dense_rows_avx512(float* y, const MatrixView& w, int64_t row_begin, int64_t row_end, const float* x);
+
+DenseRowsKernel dense_rows_kernel();
 
 // True for the types dense_matmul reads.
 bool is_dense_type(quant::TensorType type);

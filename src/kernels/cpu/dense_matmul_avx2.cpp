@@ -1,7 +1,8 @@
-// AVX2 dense row dot: eight weights per load (BF16 widened by a 16-bit shift, F16 by vcvtph2ps), four
-// independent FMA chains; the tail goes through the scalar kernel.
+// AVX2 dense rows: eight weights per load (BF16 widened by a 16-bit shift, F16 by vcvtph2ps), four
+// independent FMA chains a row; the tail goes through the scalar kernel.
 #include <immintrin.h>
 
+#include "kernels/cpu/dense_chains_x86.h"
 #include "kernels/cpu/dense_matmul.h"
 
 namespace tern::kernels::cpu {
@@ -15,16 +16,7 @@ __m256 load8(quant::TensorType type, const uint8_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(half), 16));
 }
 
-float horizontal_sum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-}  // namespace
-
-float dense_dot_avx2(const MatrixView& w, int64_t row, const float* x) {
+float dot(const MatrixView& w, int64_t row, const float* x) {
   const uint8_t* r = w.row(row);
   const int64_t width = w.type == quant::TensorType::kF32 ? 4 : 2;
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -35,12 +27,18 @@ float dense_dot_avx2(const MatrixView& w, int64_t row, const float* x) {
           _mm256_fmadd_ps(load8(w.type, r + (k + 8 * j) * width), _mm256_loadu_ps(x + k + 8 * j), acc[j]);
     }
   }
-  float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  float sum = dense_chains_total(acc[0], acc[1], acc[2], acc[3]);
   if (k < w.cols) {
     const MatrixView tail{w.type, r + k * width, w.cols - k, 1, w.row_bytes};
     sum += dense_dot_scalar(tail, 0, x + k);
   }
   return sum;
+}
+
+}  // namespace
+
+void dense_rows_avx2(float* y, const MatrixView& w, int64_t row_begin, int64_t row_end, const float* x) {
+  for (int64_t r = row_begin; r < row_end; ++r) y[r] = dot(w, r, x);
 }
 
 }  // namespace tern::kernels::cpu
