@@ -20,10 +20,13 @@ struct MatrixView {
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
 };
 
-// One output of a group of matmuls that read the same activations: y = w · x.
+// One output of a group of matmuls taken together: y = w · x.
 struct MatmulTarget {
   float* y;  // [n_tokens][w.rows]
   MatrixView w;
+  // [n_tokens][w.cols]: this target's own activations where they differ from the group's (the GDN's decay
+  // projections read the layer input before its Hadamard site); null: the group's.
+  const float* x = nullptr;
 };
 
 }  // namespace tern::kernels

@@ -35,7 +35,8 @@ struct Ops {
   // ref::matmul, and best[t] = ref::argmax of token t's row of y: the head with the greedy pick fused
   // into its pass (a backend folds each row into the pick while the row is still in its cache)
   void (*matmul_argmax)(float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows);
-  // ref::matmul_shared: several matrices over one activation (q/k/v, qkv/z, gate/up)
+  // ref::matmul_shared: several matrices over one activation (q/k/v, qkv/z, gate/up), or each over its own
+  // (MatmulTarget::x: qkv/z with the decay projections), taken together
   void (*matmul_shared)(std::span<const MatmulTarget> targets, const float* x, TokenRows rows);
   // ref::site_forward / ref::site_inverse
   void (*site_forward)(float* x, int64_t n_tokens, int64_t width, std::span<const float> signs,

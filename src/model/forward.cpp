@@ -120,10 +120,12 @@ void gated_delta_net(const Pass& p, const LayerWeights& layer, float* out) {
 
   std::copy_n(s.u.data(), p.n * c.d_model, s.rotated.data());
   p.site(s.rotated.data(), c.d_model, p.model.sites().model_width);  // one site for qkv and z
-  const kernels::MatmulTarget qkv_z[] = {{s.mixed.data(), w.qkv}, {s.z.data(), w.gate}};
-  p.ops.matmul_shared(std::span(qkv_z), s.rotated.data(), p.tokens);
-  const kernels::MatmulTarget decay[] = {{s.alpha.data(), w.alpha}, {s.beta.data(), w.beta}};
-  p.ops.matmul_shared(std::span(decay), s.u.data(), p.tokens);  // un-rotated input (§9.5)
+  // The decay projections read the un-rotated input (§9.5), in the same pass as qkv and z.
+  const kernels::MatmulTarget projections[] = {{s.mixed.data(), w.qkv},
+                                               {s.z.data(), w.gate},
+                                               {s.alpha.data(), w.alpha, s.u.data()},
+                                               {s.beta.data(), w.beta, s.u.data()}};
+  p.ops.matmul_shared(std::span(projections), s.rotated.data(), p.tokens);
 
   // The four tiled projections' outputs into grouped order (weights.h).
   for (int64_t r = 0; r < p.n; ++r) {

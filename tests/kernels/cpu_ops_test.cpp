@@ -125,5 +125,57 @@ TEST(CpuOps, HeadPickIsTheArgmaxOfTheMatmulsRows) {
   for (int64_t t = 0; t < kTokens; ++t) EXPECT_EQ(best[t], ref::argmax(&plain[t * kRows], kRows)) << t;
 }
 
+// One matmul_shared call of ternary and dense targets, some over activations of their own
+// (MatmulTarget::x: the GDN's qkv and z with its decay projections): each target's rows equal its matmul
+// alone over its own activations, bit for bit, for decode and prompt tokens together, and for a call of
+// dense targets only.
+TEST(CpuOps, SharedPassGivesEachTargetItsOwnMatmul) {
+  constexpr int64_t kDecode = 2, kPrompt = 5, kTokens = kDecode + kPrompt;
+  const Problem over_x(40, 1024, kTokens, 31), own(24, 1024, kTokens, 32), narrow(16, 512, kTokens, 33);
+  const Problem dense(21, 1024, kTokens, 34);
+  std::vector<uint16_t> bf16(dense.dense.size());
+  std::transform(dense.dense.begin(), dense.dense.end(), bf16.begin(), fp32_to_bf16);
+  const auto pq2 = [](const Problem& p, int64_t rows, int64_t cols) {
+    return MatrixView{quant::TensorType::kPQ2_0, p.pq2.data(), cols, rows, p.row_bytes};
+  };
+  const MatrixView bf16_view{quant::TensorType::kBF16, reinterpret_cast<const uint8_t*>(bf16.data()), 1024,
+                             21, 1024 * sizeof(uint16_t)};
+  const MatrixView f32_view{quant::TensorType::kF32, reinterpret_cast<const uint8_t*>(dense.dense.data()),
+                            1024, 21, 1024 * sizeof(float)};
+  ThreadPool pool(2);
+  const Ops& cpu = cpu_ops(pool);
+  const TokenRows rows{kTokens, kDecode};
+
+  std::vector<std::vector<float>> y(5);
+  const MatmulTarget targets[] = {
+      {nullptr, pq2(over_x, 40, 1024)},                  // the call's x
+      {nullptr, bf16_view, own.x.data()},                // dense over its own activations
+      {nullptr, pq2(own, 24, 1024), own.x.data()},       // ternary over its own
+      {nullptr, f32_view},                               // dense over the call's x
+      {nullptr, pq2(narrow, 16, 512), narrow.x.data()},  // another width
+  };
+  std::vector<MatmulTarget> call(std::begin(targets), std::end(targets));
+  for (size_t i = 0; i < call.size(); ++i) {
+    y[i].assign(static_cast<size_t>(kTokens * call[i].w.rows), -1.0f);
+    call[i].y = y[i].data();
+  }
+  cpu.matmul_shared(call, over_x.x.data(), rows);
+  for (size_t i = 0; i < call.size(); ++i) {
+    std::vector<float> alone(y[i].size());
+    cpu.matmul(alone.data(), call[i].w, call[i].x != nullptr ? call[i].x : over_x.x.data(), rows);
+    EXPECT_EQ(alone, y[i]) << "target " << i;
+  }
+
+  const MatmulTarget dense_only[] = {{y[1].data(), bf16_view, own.x.data()}, {y[3].data(), f32_view}};
+  std::fill(y[1].begin(), y[1].end(), -1.0f);
+  std::fill(y[3].begin(), y[3].end(), -1.0f);
+  cpu.matmul_shared(std::span(dense_only), over_x.x.data(), rows);
+  std::vector<float> alone(y[1].size());
+  cpu.matmul(alone.data(), bf16_view, own.x.data(), rows);
+  EXPECT_EQ(alone, y[1]);
+  cpu.matmul(alone.data(), f32_view, over_x.x.data(), rows);
+  EXPECT_EQ(alone, y[3]);
+}
+
 }  // namespace
 }  // namespace tern::kernels

@@ -79,35 +79,42 @@ std::array<RolePass, 2> role_passes(quant::TensorType form, TokenRows rows) {
   }
 }
 
-// Matrices the ternary kernels do not take (at most kMaxShared): dense ones (the BF16 decay projections)
-// in fp32, together in one pass; anything else (Q2_0, a conversion format, not a model's) through the
-// oracle.
-void other_matmuls(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
-  MatmulTarget dense[kMaxShared];
-  size_t count = 0;
-  for (const MatmulTarget& t : targets) {
-    if (cpu::is_dense_type(t.w.type)) {
-      dense[count++] = t;
-    } else {
-      ref::matmul(t.y, t.w, x, n_tokens);
-    }
-  }
-  cpu::dense_matmul_shared({dense, count}, x, n_tokens, cpu_pool);
-}
-
-// One pass of the targets over tokens [first, first + count) of their shared activations.
+// One pass of the targets over tokens [first, first + count) of their shared activations; `dense` (may be
+// null) runs in the same job.
 void ternary_pass(std::span<const cpu::TernaryTarget> targets, const cpu::QuantizedActs& acts, int64_t first,
-                  int64_t count, cpu::Pq2RowsKernel kernel) {
-  if (count == 0 || targets.empty()) return;
+                  int64_t count, cpu::Pq2RowsKernel kernel, const cpu::DenseTasks* dense) {
   cpu::TernaryTarget part[kMaxShared];
   for (size_t i = 0; i < targets.size(); ++i)
     part[i] = {targets[i].y + first * targets[i].w.rows, targets[i].w};
-  cpu::pq2_matmul_shared({part, targets.size()}, acts.slice(first, count), cpu_pool, kernel);
+  cpu::pq2_matmul_shared({part, targets.size()}, acts.slice(first, count), cpu_pool, kernel, dense);
 }
 
-// The ternary targets share one quantisation of x; decode and prompt tokens then take their own kernels
-// (pq2_matmul.h), per form, or with kReadOnly the stand-in that only reads the weights. Any other target
-// goes alone.
+template <bool kReadOnly>
+void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows);
+
+// The targets the ternary kernels do not take: dense ones (the BF16 decay projections) into `dense`, to
+// run with the ternary pass; a ternary matrix over other activations or of another width in a call of its
+// own; anything else (Q2_0, a conversion format, not a model's) through the oracle.
+template <bool kReadOnly>
+void sort_others(std::span<const MatmulTarget> others, const float* x, TokenRows rows, MatmulTarget* dense,
+                 size_t& dense_count) {
+  for (MatmulTarget t : others) {
+    if (cpu::is_dense_type(t.w.type)) {
+      dense[dense_count++] = t;
+    } else if (is_fast_ternary(t.w)) {
+      const float* own = t.x != nullptr ? t.x : x;
+      t.x = nullptr;
+      cpu_matmul_shared<kReadOnly>({&t, 1}, own, rows);
+    } else {
+      ref::matmul(t.y, t.w, t.x != nullptr ? t.x : x, rows.count);
+    }
+  }
+}
+
+// The ternary targets over x that share its width share one quantisation of x; decode and prompt tokens
+// then take their own kernels (pq2_matmul.h), per form, or with kReadOnly the stand-in that only reads the
+// weights. The dense targets run in the first of those passes' jobs (in one of their own if there is
+// none). Any other target goes alone.
 template <bool kReadOnly>
 void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
   if (targets.size() > kMaxShared) {  // in groups the fixed arrays below hold
@@ -116,29 +123,37 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, To
     return;
   }
   cpu::TernaryTarget fast[kMaxShared];
-  MatmulTarget other[kMaxShared];
-  size_t count = 0, others = 0;
+  MatmulTarget other[kMaxShared], dense[kMaxShared];
+  size_t count = 0, others = 0, dense_count = 0;
   for (const MatmulTarget& t : targets) {
-    if (is_fast_ternary(t.w) && (count == 0 || fast[0].w.cols == t.w.cols)) {
+    const bool shares_x = t.x == nullptr || t.x == x;
+    if (is_fast_ternary(t.w) && shares_x && (count == 0 || fast[0].w.cols == t.w.cols)) {
       fast[count++] =
           cpu::TernaryTarget{t.y, cpu::TernaryMatrix{t.w.data, t.w.rows, t.w.cols, t.w.row_bytes, t.w.type}};
     } else {
       other[others++] = t;
     }
   }
-  other_matmuls({other, others}, x, rows.count);
-  if (count == 0) return;
-  thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool);
-  for (const quant::TensorType form : cpu::kPq2KernelForms) {
-    cpu::TernaryTarget same[kMaxShared];
-    size_t n = 0;
-    for (size_t i = 0; i < count; ++i)
-      if (fast[i].w.type == form) same[n++] = fast[i];
-    const std::span<const cpu::TernaryTarget> shared(same, n);
-    for (const RolePass& pass : role_passes<kReadOnly>(form, rows))
-      ternary_pass(shared, acts, pass.first, pass.count, pass.kernel);
+  sort_others<kReadOnly>({other, others}, x, rows, dense, dense_count);
+  const cpu::DenseTasks dense_tasks({dense, dense_count}, x, rows.count);
+  const cpu::DenseTasks* pending = dense_count > 0 ? &dense_tasks : nullptr;
+  if (count > 0) {
+    thread_local cpu::ActBuffer buffer;
+    const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool);
+    for (const quant::TensorType form : cpu::kPq2KernelForms) {
+      cpu::TernaryTarget same[kMaxShared];
+      size_t n = 0;
+      for (size_t i = 0; i < count; ++i)
+        if (fast[i].w.type == form) same[n++] = fast[i];
+      if (n == 0) continue;
+      for (const RolePass& pass : role_passes<kReadOnly>(form, rows)) {
+        if (pass.count == 0) continue;
+        ternary_pass({same, n}, acts, pass.first, pass.count, pass.kernel, pending);
+        pending = nullptr;
+      }
+    }
   }
+  if (pending != nullptr) cpu::dense_matmul_shared({dense, dense_count}, x, rows.count, cpu_pool);
 }
 
 template <bool kReadOnly>
@@ -153,8 +168,7 @@ void cpu_matmul(float* y, const MatrixView& w, const float* x, TokenRows rows) {
 template <bool kReadOnly>
 void cpu_matmul_argmax(float* y, int32_t* best, const MatrixView& w, const float* x, TokenRows rows) {
   if (!is_fast_ternary(w)) {
-    const MatmulTarget target{y, w};
-    other_matmuls({&target, 1}, x, rows.count);
+    cpu_matmul<kReadOnly>(y, w, x, rows);
     ref::argmax_rows(best, y, rows.count, w.rows);
     return;
   }

@@ -11,6 +11,12 @@ namespace tern::kernels::cpu {
 
 namespace {
 
+constexpr int64_t kRowsPerTask = 8;  // 80 KB of a 5120-wide BF16 matrix
+
+int64_t tasks_of(const MatmulTarget& t) {
+  return (t.w.rows + kRowsPerTask - 1) / kRowsPerTask;
+}
+
 float element(const MatrixView& w, const uint8_t* row, int64_t k) {
   switch (w.type) {
     case quant::TensorType::kBF16: {
@@ -62,29 +68,33 @@ DenseRowsKernel dense_rows_kernel() {
   return dense_rows_scalar;
 }
 
+DenseTasks::DenseTasks(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens)
+    : targets_(targets), x_(x), n_tokens_(n_tokens) {
+  for (const MatmulTarget& t : targets) count_ += tasks_of(t);
+}
+
+void DenseTasks::run(int64_t task) const {
+  static const DenseRowsKernel kernel = dense_rows_kernel();
+  for (const MatmulTarget& t : targets_) {
+    if (task >= tasks_of(t)) {
+      task -= tasks_of(t);
+      continue;
+    }
+    const float* x = t.x != nullptr ? t.x : x_;
+    const int64_t end = std::min(t.w.rows, (task + 1) * kRowsPerTask);
+    for (int64_t token = 0; token < n_tokens_; ++token)
+      kernel(t.y + token * t.w.rows, t.w, task * kRowsPerTask, end, x + token * t.w.cols);
+    return;
+  }
+}
+
 void dense_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
                          ThreadPool* pool) {
-  static const DenseRowsKernel kernel = dense_rows_kernel();
-  constexpr int64_t kRowsPerTask = 8;  // 80 KB of a 5120-wide BF16 matrix
-  const auto tasks_of = [](const MatmulTarget& t) { return (t.w.rows + kRowsPerTask - 1) / kRowsPerTask; };
-  int64_t tasks = 0;
-  for (const MatmulTarget& t : targets) tasks += tasks_of(t);
-  const auto run = [&](int64_t task) {
-    for (const MatmulTarget& t : targets) {
-      if (task >= tasks_of(t)) {
-        task -= tasks_of(t);
-        continue;
-      }
-      const int64_t end = std::min(t.w.rows, (task + 1) * kRowsPerTask);
-      for (int64_t token = 0; token < n_tokens; ++token)
-        kernel(t.y + token * t.w.rows, t.w, task * kRowsPerTask, end, x + token * t.w.cols);
-      return;
-    }
-  };
+  const DenseTasks tasks(targets, x, n_tokens);
   if (pool == nullptr) {
-    for (int64_t task = 0; task < tasks; ++task) run(task);
+    for (int64_t task = 0; task < tasks.count(); ++task) tasks.run(task);
   } else {
-    pool->for_each(tasks, [&](int64_t task, int) { run(task); });
+    pool->for_each(tasks.count(), [&](int64_t task, int) { tasks.run(task); });
   }
 }
 

@@ -33,10 +33,26 @@ DenseRowsKernel dense_rows_kernel();
 // True for the types dense_matmul reads.
 bool is_dense_type(quant::TensorType type);
 
-// Every target's y = W · x over one activation x: [n_tokens][cols], y: [n_tokens][w.rows] (the GDN's
-// ssm_alpha and ssm_beta together). Their rows are split over the pool in one job, in tasks of a few rows,
-// so two 48-row matrices are one evenly shared pass, not two passes of three 16-row tasks over two
-// threads. pool may be null.
+// The rows of dense targets as pool tasks of a few rows, so that two 48-row matrices are one evenly
+// shared pass, not two passes of three 16-row tasks over two threads. Each target reads its own
+// activations (MatmulTarget::x) or else `x`: [n_tokens][cols]. The tasks run alone
+// (dense_matmul_shared) or inside the ternary matmul's job over the same layer (pq2_matmul_shared), where
+// their cold rows stream beside the ternary weights instead of in a job of their own.
+class DenseTasks {
+ public:
+  DenseTasks(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens);
+
+  int64_t count() const { return count_; }
+  void run(int64_t task) const;
+
+ private:
+  std::span<const MatmulTarget> targets_;
+  const float* x_;
+  int64_t n_tokens_;
+  int64_t count_ = 0;
+};
+
+// Every task of DenseTasks(targets, x, n_tokens) over the pool in one job. pool may be null.
 void dense_matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
                          ThreadPool* pool);
 

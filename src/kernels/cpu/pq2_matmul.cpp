@@ -1,6 +1,7 @@
 #include "kernels/cpu/pq2_matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -156,7 +157,7 @@ namespace {
 // written rows [begin, end) of target i, on_rows(i, begin, end, thread) runs on the thread that wrote them.
 template <class OnRows>
 void run_rows(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
-              Pq2RowsKernel kernel, const OnRows& on_rows) {
+              Pq2RowsKernel kernel, const DenseTasks* dense, const OnRows& on_rows) {
   int64_t groups = 0;  // row groups of all targets together
   for (const TernaryTarget& t : targets) {
     const TernaryMatrix& w = t.w;
@@ -184,18 +185,28 @@ void run_rows(std::span<const TernaryTarget> targets, const QuantizedActs& a, Th
       base += own;
     }
   };
+  const int64_t dense_tasks = dense != nullptr ? dense->count() : 0;
   const int threads = pool == nullptr ? 1 : pool->size();
   if (threads == 1 || groups * a.blocks() * a.n_tokens < kMinParallelWork) {
+    for (int64_t task = 0; task < dense_tasks; ++task) dense->run(task);
     run_groups(0, groups, 0);
     return;
   }
   if (a.n_tokens <= kGuidedMaxTokens) {
-    pool->for_ranges_guided(groups, kMinGuidedGroups, run_groups);
+    // Each thread's first range waits for the dense tasks it helps to claim.
+    std::atomic<int64_t> next_dense{0};
+    pool->for_ranges_guided(groups, kMinGuidedGroups, [&](int64_t first, int64_t last, int thread) {
+      for (int64_t task; (task = next_dense.fetch_add(1, std::memory_order_relaxed)) < dense_tasks;)
+        dense->run(task);
+      run_groups(first, last, thread);
+    });
     return;
   }
   // A few equal parts per thread, claimed dynamically, so a thread the OS pauses does not hold up the rest.
   const int64_t parts = std::min<int64_t>(groups, 4 * threads);
-  pool->for_each(parts, [&](int64_t part, int thread) {
+  pool->for_each(dense_tasks + parts, [&](int64_t index, int thread) {
+    if (index < dense_tasks) return dense->run(index);
+    const int64_t part = index - dense_tasks;
     run_groups(groups * part / parts, groups * (part + 1) / parts, thread);
   });
 }
@@ -203,8 +214,8 @@ void run_rows(std::span<const TernaryTarget> targets, const QuantizedActs& a, Th
 }  // namespace
 
 void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
-                       Pq2RowsKernel kernel) {
-  run_rows(targets, a, pool, kernel, [](size_t, int64_t, int64_t, int) {});
+                       Pq2RowsKernel kernel, const DenseTasks* dense) {
+  run_rows(targets, a, pool, kernel, dense, [](size_t, int64_t, int64_t, int) {});
 }
 
 void pq2_matmul_argmax(float* y, int32_t* best, const TernaryMatrix& w, const QuantizedActs& a,
@@ -214,7 +225,7 @@ void pq2_matmul_argmax(float* y, int32_t* best, const TernaryMatrix& w, const Qu
   ref::ArgmaxFold* picks = buffer.at_least(static_cast<size_t>(threads * a.n_tokens));  // [thread][token]
   std::fill_n(picks, threads * a.n_tokens, ref::ArgmaxFold{});
   const TernaryTarget target{y, w};
-  run_rows({&target, 1}, a, pool, kernel, [&](size_t, int64_t begin, int64_t end, int thread) {
+  run_rows({&target, 1}, a, pool, kernel, nullptr, [&](size_t, int64_t begin, int64_t end, int thread) {
     for (int64_t t = 0; t < a.n_tokens; ++t)
       picks[thread * a.n_tokens + t].take_run(y + t * w.rows + begin, begin, end - begin);
   });

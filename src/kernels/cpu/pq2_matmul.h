@@ -29,6 +29,7 @@
 #include <span>
 
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/dense_matmul.h"
 #include "quant/types.h"
 
 namespace tern {
@@ -151,9 +152,11 @@ struct TernaryTarget {
 };
 
 // Several matrices over the same activations in one parallel pass: the rows of all targets, taken as
-// one sequence, are split over the pool's threads. Same checks as pq2_matmul, per target.
+// one sequence, are split over the pool's threads. Same checks as pq2_matmul, per target. `dense` (may
+// be null): tasks the same job runs first, each thread claiming them before its rows (the GDN's decay
+// projections beside its qkv and z).
 void pq2_matmul_shared(std::span<const TernaryTarget> targets, const QuantizedActs& a, ThreadPool* pool,
-                       Pq2RowsKernel kernel);
+                       Pq2RowsKernel kernel, const DenseTasks* dense = nullptr);
 
 // pq2_matmul, and best[t] = ref::argmax of token t's row of y (the greedy pick of a head): each thread
 // folds the rows it computed into its own pick while they are in its cache, then the picks are folded

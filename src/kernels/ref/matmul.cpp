@@ -139,7 +139,7 @@ void matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens) {
 }
 
 void matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens) {
-  for (const MatmulTarget& t : targets) matmul(t.y, t.w, x, n_tokens);
+  for (const MatmulTarget& t : targets) matmul(t.y, t.w, t.x != nullptr ? t.x : x, n_tokens);
 }
 
 }  // namespace tern::kernels::ref

@@ -17,7 +17,8 @@ float dot_row(const MatrixView& w, int64_t row, const float* x);
 // x: [n_tokens][w.cols], y: [n_tokens][w.rows]; y must not alias x.
 void matmul(float* y, const MatrixView& w, const float* x, int64_t n_tokens);
 
-// matmul for each target, all reading x: [n_tokens][cols] (every target has the same cols).
+// matmul for each target, over its own activations where it has them (MatmulTarget::x), else over
+// x: [n_tokens][cols].
 void matmul_shared(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens);
 
 }  // namespace tern::kernels::ref
