@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/attention_cpu.h"
 #include "kernels/cpu/attention_head.h"
+#include "kernels/cpu/lane_sum_x86.h"
 #include "kernels/cpu/vector_exp_avx2.h"
 
 namespace tern::kernels::cpu {
@@ -20,13 +21,6 @@ namespace tern::kernels::cpu {
 namespace {
 
 using ref::KvPrecision;
-
-float horizontal_sum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 float horizontal_max(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -110,7 +104,7 @@ void score_keys(const float* q, const KvHeadRows& rows, int64_t t0, int64_t i, A
     }
   }
   for (int k = 0; k < K; ++k)
-    for (int j = 0; j < N; ++j) out[j][i + k] = horizontal_sum(sum[k][j]);
+    for (int j = 0; j < N; ++j) out[j][i + k] = sum_of_lanes(sum[k][j]);
   for (; d < hd; ++d) {
     for (int k = 0; k < K; ++k) {
       const float key = keys[k].load1(d);
@@ -189,7 +183,7 @@ struct Avx2Block {
       _mm256_storeu_ps(x + i, weights);
       sum = _mm256_add_ps(sum, weights);
     }
-    return horizontal_sum(sum);
+    return sum_of_lanes(sum);
   }
 
   static void add(float* acc, const AttentionBlock& w, int64_t n, const KvHeadRows& rows, int64_t t0,

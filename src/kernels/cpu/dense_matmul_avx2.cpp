@@ -27,12 +27,7 @@ float dot(const MatrixView& w, int64_t row, const float* x) {
           _mm256_fmadd_ps(load8(w.type, r + (k + 8 * j) * width), _mm256_loadu_ps(x + k + 8 * j), acc[j]);
     }
   }
-  float sum = dense_chains_total(acc[0], acc[1], acc[2], acc[3]);
-  if (k < w.cols) {
-    const MatrixView tail{w.type, r + k * width, w.cols - k, 1, w.row_bytes};
-    sum += dense_dot_scalar(tail, 0, x + k);
-  }
-  return sum;
+  return dense_row_total(acc[0], acc[1], acc[2], acc[3], w, r, k, x);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // AVX-512 dense rows: the AVX2 kernel's four eight-lane chains a row as two zmm (k mod 32 in 0–15, in
 // 16–31), four rows at a time so that each vector of x is loaded once for four rows. The lanes add and
-// round as the AVX2 chains do, and the chains end through the same dense_chains_total: the same bits.
+// round as the AVX2 chains do, and the chains end through the same dense_row_total: the same bits.
 #include <immintrin.h>
 
 #include "kernels/cpu/dense_chains_x86.h"
@@ -45,15 +45,9 @@ void rows_n(float* y, const MatrixView& w, int64_t r0, const float* x) {
       high[n] = _mm512_fmadd_ps(load16<kType>(row[n], k + 16), x_high, high[n]);
     }
   }
-  const int64_t width = kType == TensorType::kF32 ? 4 : 2;
   for (int n = 0; n < N; ++n) {
-    float sum = dense_chains_total(_mm512_castps512_ps256(low[n]), upper_half(low[n]),
-                                   _mm512_castps512_ps256(high[n]), upper_half(high[n]));
-    if (k < w.cols) {
-      const MatrixView tail{w.type, row[n] + k * width, w.cols - k, 1, w.row_bytes};
-      sum += dense_dot_scalar(tail, 0, x + k);
-    }
-    y[r0 + n] = sum;
+    y[r0 + n] = dense_row_total(_mm512_castps512_ps256(low[n]), upper_half(low[n]),
+                                _mm512_castps512_ps256(high[n]), upper_half(high[n]), w, row[n], k, x);
   }
 }
 

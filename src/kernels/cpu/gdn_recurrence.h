@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/gdn_cpu.h"
+#include "kernels/cpu/lane_sum_x86.h"
 
 namespace tern::kernels::cpu {
 
@@ -27,11 +28,7 @@ static inline float gdn_dot(const float* x, const float* y, int64_t n) {
     }
   }
   for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc[0]);
-  const __m256 all = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(all), _mm256_extractf128_ps(all, 1));
-  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-  sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-  float total = _mm_cvtss_f32(sum);
+  float total = sum_of_lanes(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
   for (; i < n; ++i) total = std::fma(x[i], y[i], total);
   return total;
 }

@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "kernels/cpu/lane_sum_x86.h"
 #include "kernels/cpu/pq2_tile.h"
 
 namespace tern::kernels::cpu {
@@ -45,12 +46,7 @@ struct Avx2Lanes {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc);
   }
 
-  static float sum(Acc v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
+  static float sum(Acc v) { return sum_of_lanes(v); }
 };
 
 }  // namespace tern::kernels::cpu

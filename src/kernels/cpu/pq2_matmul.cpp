@@ -205,7 +205,10 @@ void run_rows(std::span<const TernaryTarget> targets, const QuantizedActs& a, Th
   // A few equal parts per thread, claimed dynamically, so a thread the OS pauses does not hold up the rest.
   const int64_t parts = std::min<int64_t>(groups, 4 * threads);
   pool->for_each(dense_tasks + parts, [&](int64_t index, int thread) {
-    if (index < dense_tasks) return dense->run(index);
+    if (index < dense_tasks) {
+      dense->run(index);
+      return;
+    }
     const int64_t part = index - dense_tasks;
     run_groups(groups * part / parts, groups * (part + 1) / parts, thread);
   });

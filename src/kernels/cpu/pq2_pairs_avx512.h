@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/lane_sum_x86.h"
 #include "kernels/cpu/pq2_matmul.h"
 
 namespace tern::kernels::cpu::avx512 {
@@ -52,20 +53,12 @@ inline __m512 pair_step(__m512 acc, const PairCodes& codes, const int8_t* q, con
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
 }
 
-// The AVX2 kernel's eight-lane sum.
-inline float half_sum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 // Row A's and row B's sums of a pair accumulator.
 inline float row_a_sum(__m512 acc) {
-  return half_sum(_mm512_castps512_ps256(acc));
+  return sum_of_lanes(_mm512_castps512_ps256(acc));
 }
 inline float row_b_sum(__m512 acc) {
-  return half_sum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+  return sum_of_lanes(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
 }
 
 // One token's activations as pair_step reads them (the ymm lane view of act_quant.h).
