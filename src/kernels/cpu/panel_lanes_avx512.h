@@ -20,19 +20,25 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i code, const int8_t* p) {
   return acc;
 }
 
-// acc + (256·hi + lo) · (d_w · step): one block's exact lane dots from their digit sums, in the lane
-// order's rounding.
-inline __m512 panel_lane_scaled(__m512 acc, __m512i hi, __m512i lo, float step, __m512 d_w) {
+// d_w · step, the factor of one block's lanes 2g and 2g + 1 (act_quant.h: both take scale group g's
+// step), so one product serves the two: a zmm operation fewer a pair of lanes, 1.04x in L2 (Zen 4, 12-04).
+inline __m512 panel_group_scale(__m512 d_w, float step) {
+  return _mm512_mul_ps(d_w, _mm512_set1_ps(step));
+}
+
+// acc + (256·hi + lo) · scale: one block's exact lane dots from their digit sums, in the lane order's
+// rounding (scale from panel_group_scale).
+inline __m512 panel_lane_scaled(__m512 acc, __m512i hi, __m512i lo, __m512 scale) {
   const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
-  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d_w, _mm512_set1_ps(step)), acc);
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc);
 }
 
 // acc[q] of one panel, block and token: code[s] holds field s of code vector q for the panel's rows,
 // hi_d the token's hi digits of the block at byte 4q (act_quant.h's order: field s of qs byte j meets
-// digit byte 32·s + j; the lo plane follows at + kActBlock), neg_sum and step its lane q's, d_w the
-// rows' scales of the block.
+// digit byte 32·s + j; the lo plane follows at + kActBlock), neg_sum its lane q's, scale the rows' d_w
+// times lane q's step.
 inline __m512 panel_lane_step(__m512 acc, const __m512i (&code)[4], const int8_t* hi_d, int32_t neg_sum,
-                              float step, __m512 d_w) {
+                              __m512 scale) {
   const int8_t* lo_d = hi_d + kActBlock;
   __m512i hi = dpbusd_bcast(_mm512_setzero_si512(), code[0], hi_d);
   __m512i lo = dpbusd_bcast(_mm512_set1_epi32(neg_sum), code[0], lo_d);
@@ -40,7 +46,7 @@ inline __m512 panel_lane_step(__m512 acc, const __m512i (&code)[4], const int8_t
     hi = dpbusd_bcast(hi, code[s], hi_d + 32 * s);
     lo = dpbusd_bcast(lo, code[s], lo_d + 32 * s);
   }
-  return panel_lane_scaled(acc, hi, lo, step, d_w);
+  return panel_lane_scaled(acc, hi, lo, scale);
 }
 
 // The panel's rows: the eight lane sums added as pq2_rows_avx2 adds them.

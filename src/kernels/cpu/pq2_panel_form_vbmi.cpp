@@ -68,6 +68,7 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
       tokens[t] = {a.token_q(token + t) + b * kActBlockBytes, a.token_ymm_neg_sums(token + t) + b * kYmmLanes,
                    a.token_ymm_scales(token + t) + b * kYmmLanes};
     }
+    __m512 scale[T];
 #pragma GCC unroll 8
     for (int q = 0; q < kLanes; ++q) {
       // Shifts and masks, not GF2P8AFFINEQB: on Zen 4 that shares the two pipes VPDPBUSD, VMULPS and
@@ -77,8 +78,9 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
                                _mm512_and_si512(_mm512_srli_epi32(qs, 4), low2),
                                _mm512_and_si512(_mm512_srli_epi32(qs, 6), low2)};
       for (int t = 0; t < T; ++t) {
-        acc[t][q] = avx512::panel_lane_step(acc[t][q], code, tokens[t].hi + 4 * q, tokens[t].neg_sums[q],
-                                            tokens[t].steps[q], d_w);
+        if (q % 2 == 0) scale[t] = avx512::panel_group_scale(d_w, tokens[t].steps[q]);
+        acc[t][q] =
+            avx512::panel_lane_step(acc[t][q], code, tokens[t].hi + 4 * q, tokens[t].neg_sums[q], scale[t]);
       }
     }
   }
