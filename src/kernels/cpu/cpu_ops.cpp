@@ -192,13 +192,19 @@ const Ops& cpu_ops(ThreadPool& pool) {
     table.matmul = cpu_matmul<false>;
     table.matmul_argmax = cpu_matmul_argmax<false>;
     table.matmul_shared = cpu_matmul_shared<false>;
-    table.site_forward = cpu::site_forward;
-    table.site_inverse = cpu::site_inverse;
+    table.site_forward = [](float* x, int64_t n, int64_t width, std::span<const float> signs, int64_t block) {
+      cpu::site_forward(x, n, width, signs, block, cpu_pool);
+    };
+    table.site_inverse = [](float* x, int64_t n, int64_t width, std::span<const float> signs, int64_t block) {
+      cpu::site_inverse(x, n, width, signs, block, cpu_pool);
+    };
     table.silu = [](float* out, const float* x, int64_t n) { cpu::silu_kernel()(out, x, nullptr, n); };
     table.sigmoid_gate = [](float* x, const float* gate, int64_t n) {
       cpu::sigmoid_gate_kernel()(x, gate, n);
     };
-    table.swiglu_site = cpu::swiglu_site;
+    table.swiglu_site = [](float* gate, const float* up, int64_t n, int64_t width,
+                           std::span<const float> signs,
+                           int64_t block) { cpu::swiglu_site(gate, up, n, width, signs, block, cpu_pool); };
     table.rms_norm = cpu::rms_norm;
     table.gated_rms_norm = cpu::gated_rms_norm;
     table.l2_norm = cpu::l2_norm;
