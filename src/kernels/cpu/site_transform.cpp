@@ -33,25 +33,31 @@ bool fast_path(int64_t width, std::span<const float> signs, int64_t block) {
 // transform does. So decode's 5120-wide sites stay whole and its 17408-wide FFN site splits.
 constexpr int64_t kPoolMinValues = 16384;
 
-// f(first, last) over the units [0, n_tokens · width / block) (unit u: block u % per_row of row u /
-// per_row), on the pool in guided ranges when there are enough values to pay for a job. Each unit is
-// computed alone, so the split does not change a bit.
+// f(at, offset) for every unit of `block` values of the n_tokens × width rows (at: its first value's
+// index in the rows, offset: in its row), on the pool in guided ranges when there are enough values to
+// pay for a job. Each unit is computed alone, so the split does not change a bit.
 template <class F>
 void for_units(int64_t n_tokens, int64_t width, int64_t block, ThreadPool* pool, F&& f) {
-  const int64_t units = n_tokens * (width / block);
+  const int64_t per_row = width / block, units = n_tokens * per_row;
+  const auto run = [&](int64_t first, int64_t last) {
+    for (int64_t u = first; u < last; ++u) {
+      const int64_t offset = u % per_row * block;
+      f(u / per_row * width + offset, offset);
+    }
+  };
   if (pool == nullptr || pool->size() < 2 || n_tokens * width < kPoolMinValues) {
-    f(int64_t{0}, units);
+    run(0, units);
     return;
   }
   const int64_t min_units = std::max<int64_t>(1, 4096 / block);
-  pool->for_ranges_guided(units, min_units, [&](int64_t first, int64_t last, int) { f(first, last); });
+  pool->for_ranges_guided(units, min_units, [&](int64_t first, int64_t last, int) { run(first, last); });
 }
 
-// One unit (`block` values at x): multiply by `before` (may be null) and the scale, the butterflies,
-// multiply by `after` (may be null); both sign pointers at the unit's first value. Every product rounds
-// as the oracle's separate multiplies (a ±1 sign is exact).
-void transform_unit(float* x, const float* before, const float* after, int64_t block, Fwht fwht) {
-  const float scale = hadamard::block_scale(block);
+// One unit (`block` values at x): multiply by `before` (may be null) and the block's scale, the
+// butterflies, multiply by `after` (may be null); both sign pointers at the unit's first value. Every
+// product rounds as the oracle's separate multiplies (a ±1 sign is exact).
+void transform_unit(float* x, const float* before, const float* after, int64_t block, float scale,
+                    Fwht fwht) {
   if (before == nullptr) {
     for (int64_t i = 0; i < block; ++i) x[i] *= scale;
   } else {
@@ -69,14 +75,10 @@ const float* signs_at(std::span<const float> signs, int64_t offset) {
 
 void transform_rows(float* x, int64_t n_tokens, int64_t width, std::span<const float> before,
                     std::span<const float> after, int64_t block, ThreadPool* pool) {
+  const float scale = hadamard::block_scale(block);
   const Fwht fwht = vector_fwht();
-  const int64_t per_row = width / block;
-  for_units(n_tokens, width, block, pool, [&](int64_t first, int64_t last) {
-    for (int64_t u = first; u < last; ++u) {
-      const int64_t offset = u % per_row * block;
-      transform_unit(x + u / per_row * width + offset, signs_at(before, offset), signs_at(after, offset),
-                     block, fwht);
-    }
+  for_units(n_tokens, width, block, pool, [&](int64_t at, int64_t offset) {
+    transform_unit(x + at, signs_at(before, offset), signs_at(after, offset), block, scale, fwht);
   });
 }
 
@@ -110,15 +112,11 @@ void swiglu_site(float* gate, const float* up, int64_t n_tokens, int64_t width, 
   }
   // Each unit goes through SiLU and the transform while it is in L1; a unit is a whole number of the
   // SiLU kernels' vectors (blocks are powers of two ≥ 8), so it rounds as the whole row would.
+  const float scale = hadamard::block_scale(block);
   const Fwht fwht = vector_fwht();
-  const int64_t per_row = width / block;
-  for_units(n_tokens, width, block, pool, [&](int64_t first, int64_t last) {
-    for (int64_t u = first; u < last; ++u) {
-      const int64_t offset = u % per_row * block;
-      float* values = gate + u / per_row * width + offset;
-      silu(values, values, up + (values - gate), block);
-      transform_unit(values, signs_at(signs, offset), nullptr, block, fwht);
-    }
+  for_units(n_tokens, width, block, pool, [&](int64_t at, int64_t offset) {
+    silu(gate + at, gate + at, up + at, block);
+    transform_unit(gate + at, signs_at(signs, offset), nullptr, block, scale, fwht);
   });
 }
 
