@@ -79,6 +79,19 @@ TEST(CpuPanelForm, GroupKernelEqualsAvx512GroupOrderBitForBit) {
   });
   expect_equal(pq2_rows_avx512_groups, pq2_panel_form_rows_groups, 40, 17408, 33, 0, 40);  // 2 token chunks
 }
+
+// Prompt sizes from kAmxMinTokens on: token tiles short and whole, and two token chunks at K = 17408.
+TEST(CpuPanelForm, AmxKernelEqualsRowsAmxBitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU";
+  for (int64_t tokens : {kAmxMinTokens, int64_t{17}, int64_t{33}})
+    for (int64_t rows : {1, 15, 16, 17, 40, 64})
+      for (int64_t cols : {128, 640, 5120}) {
+        expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, 0, rows);
+        if (rows > 16) expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, 5, rows - 2);
+        if (rows > 16) expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, 16, rows);
+      }
+  expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, 40, 17408, 50, 0, 40);
+}
 #endif
 
 TEST(CpuPanelForm, RepackedPathsEqualTheRowKernels) {
@@ -91,7 +104,7 @@ TEST(CpuPanelForm, RepackedPathsEqualTheRowKernels) {
 
 // Each role's panel kernel gives what that role's row kernel gives: the forms decode the same tokens.
 TEST(CpuPanelForm, ChosenKernelsEqualTheRowKernelsOfTheirRole) {
-  for (int64_t tokens : {1, 2, 9}) {
+  for (int64_t tokens : {int64_t{1}, int64_t{2}, int64_t{9}, kAmxMinTokens, int64_t{40}}) {
     expect_equal(pq2_decode_kernel(), pq2_panel_form_decode_kernel(), 40, 640, tokens, 0, 40);
     expect_equal(pq2_prompt_kernel(tokens), pq2_panel_form_prompt_kernel(tokens), 40, 640, tokens, 0, 40);
   }
@@ -101,6 +114,10 @@ TEST(CpuPanelForm, ChosenKernelsEqualTheRowKernelsOfTheirRole) {
   }
   if (cpu_features().has_avx512_vnni() && !cpu_features().has_amx_int8()) {
     EXPECT_EQ(pq2_panel_form_prompt_kernel(512), pq2_panel_form_rows_groups);
+  }
+  if (cpu_features().has_amx_int8()) {
+    EXPECT_EQ(pq2_panel_form_prompt_kernel(kAmxMinTokens), pq2_panel_form_rows_amx);
+    EXPECT_EQ(pq2_panel_form_prompt_kernel(kAmxMinTokens - 1), pq2_panel_form_rows_repacked_prompt);
   }
 #endif
 }

@@ -8,14 +8,17 @@
 // Per call: the activations of a token chunk are copied once into natural element order, each A tile
 // (16 tokens × one group's 32 digits) as 512 contiguous bytes; each 16-row panel's weights are expanded
 // once per chunk into TDPBSSD's B layout (row r of a group's tile holds, for each of the 16 rows, the
-// codes of values 4r..4r+3, i.e. one qs byte) and reused by every 16-token tile of the chunk. Panels go
-// in pairs, so each A tile loaded serves 32 rows. Both live in per-thread scratch that grows on first use
-// only. Every (row, token) output is computed by the same arithmetic whatever panel or tile holds it
-// (short panels and token tiles are padded), so results do not depend on how rows are split over threads.
+// codes of values 4r..4r+3, i.e. one qs byte) and reused by every 16-token tile of the chunk: gathered
+// from PQ2_0 rows, or loaded from PQ2_0 panels (quant/pq2_panels.h), whose stored vectors are the gathered
+// ones. Panels go in pairs, so each A tile loaded serves 32 rows. Both live in per-thread scratch that grows
+// on first use only. Every (row, token) output is computed by the same arithmetic whatever panel or tile
+// holds it (short panels and token tiles are padded), so results do not depend on how rows are split over
+// threads.
 //
-// Cost: exact per-group sums mean K = 32 per TDPBSSD and a tile store per product; the tile loads,
-// stores and the AVX-512 scaling, not the multiplier, bound it (about 2.5x the VNNI kernel per core,
-// a tenth of the TDPBSSD peak).
+// Cost: exact per-group sums mean K = 32 per TDPBSSD and a tile store per product; the tile loads and
+// stores and the AVX-512 scaling, not the multiplier, bound it, and they do not overlap: a block's tile
+// work and its scaling take turns (measured on Emerald Rapids, 12-05: running the scaling a block behind
+// the tiles was 1.05x slower). About 2.5x the VNNI kernel per core, a tenth of the TDPBSSD peak.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -25,6 +28,9 @@
 #include "kernels/cpu/grow_buffer.h"
 #include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/pq2_matmul.h"
+#include "kernels/cpu/pq2_panel_form.h"
+#include "kernels/cpu/pq2_slabs.h"
+#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -105,27 +111,56 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* act
   }
 }
 
-// Expands rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
-void unpack_panel(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
-  // Within each qword (rows 2q and 2q + 1, one gathered dword each), output byte 4h + j of row 2q + h
-  // takes bits 2j.. of byte k of the row's dword.
-  __m512i select[4];
-  for (int k = 0; k < 4; ++k) {
-    uint64_t bits = 0;
-    for (int byte = 0; byte < 8; ++byte)
-      bits |= static_cast<uint64_t>(32 * (byte / 4) + 8 * k + 2 * (byte % 4)) << (8 * byte);
-    select[k] = _mm512_set1_epi64(static_cast<long long>(bits));
+// Writes one qs dword of a panel's sixteen rows (int32 lane r: row r's dword `dword` of block b) into
+// its B tiles as code − 1. Within each qword (rows 2q and 2q + 1), output byte 4h + j of row 2q + h
+// takes bits 2j.. of byte k of the row's dword.
+class CodeUnpacker {
+ public:
+  CodeUnpacker() {
+    for (int k = 0; k < 4; ++k) {
+      uint64_t bits = 0;
+      for (int byte = 0; byte < 8; ++byte)
+        bits |= static_cast<uint64_t>(32 * (byte / 4) + 8 * k + 2 * (byte % 4)) << (8 * byte);
+      select_[k] = _mm512_set1_epi64(static_cast<long long>(bits));
+    }
   }
-  const __m512i low2 = _mm512_set1_epi8(3), one = _mm512_set1_epi8(1);
-  gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) {  // qs bytes 4·dword..
+
+  void operator()(int8_t* panel, int64_t b, int dword, __m512i qs) const {
     int8_t* out = panel + b * kPanelBlockBytes;
     for (int k = 0; k < 4; ++k) {
       const int g = (4 * dword + k) / 8, r = (4 * dword + k) % 8;
-      const __m512i codes = _mm512_and_si512(_mm512_multishift_epi64_epi8(select[k], qs), low2);
-      _mm512_store_si512(out + g * kPanelGroupBytes + r * 64, _mm512_sub_epi8(codes, one));
+      const __m512i codes = _mm512_and_si512(_mm512_multishift_epi64_epi8(select_[k], qs), low2_);
+      _mm512_store_si512(out + g * kPanelGroupBytes + r * 64, _mm512_sub_epi8(codes, one_));
     }
-  });
-}
+  }
+
+ private:
+  __m512i select_[4];
+  const __m512i low2_ = _mm512_set1_epi8(3), one_ = _mm512_set1_epi8(1);
+};
+
+// Expands PQ2_0 rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
+struct GatheredRows {
+  static void unpack(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
+    const CodeUnpacker unpack;
+    gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) { unpack(panel, b, dword, qs); });
+  }
+};
+
+// Expands the stored panel that starts at `row` (quant/pq2_panels.h): its vectors are the gathered ones.
+struct StoredPanel {
+  static void unpack(const TernaryMatrix& w, int64_t row, int, int8_t* panel, float* d_w) {
+    const CodeUnpacker unpack;
+    const uint8_t* stored = w.data + static_cast<size_t>(row / kPanelRows) * quant::pq2_panel_bytes(w.cols);
+    const uint8_t* vectors = stored + quant::pq2_panel_scale_bytes(w.cols);
+    for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+      const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(stored + 32 * b));
+      _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(scales));
+      for (int dword = 0; dword < 8; ++dword)
+        unpack(panel, b, dword, _mm512_loadu_si512(vectors + (8 * b + dword) * 64));
+    }
+  }
+};
 
 // y for the rows of two panels (`valid[p]` rows from `row + 16p`; valid[1] may be 0) and one token tile
 // (`tokens` real ones from `token`).
@@ -182,11 +217,10 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
   }
 }
 
-}  // namespace
-
-void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                  int64_t row_begin, int64_t row_end) {
-  if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
+// The walk: token chunks, panel pairs unpacked once per chunk by Source::unpack, token tiles.
+template <class Source>
+void amx_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
+              int64_t row_end) {
   thread_local ThreadScratch scratch;
   const int64_t blocks = a.blocks();
   const int64_t per_token = blocks * kActBlockBytes;
@@ -209,8 +243,8 @@ void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const Quan
                             static_cast<int>(std::clamp<int64_t>(row_end - row - kPanelRows, 0, kPanelRows))};
       for (int p = 0; p < 2; ++p) {
         if (valid[p] > 0) {
-          unpack_panel(w, row + p * kPanelRows, valid[p], panel_bytes + p * blocks * kPanelBlockBytes,
-                       d_w_values + p * blocks * kPanelRows);
+          Source::unpack(w, row + p * kPanelRows, valid[p], panel_bytes + p * blocks * kPanelBlockBytes,
+                         d_w_values + p * blocks * kPanelRows);
         }
       }
       for (int64_t t = 0; t < count; t += kTokenTile) {
@@ -220,6 +254,24 @@ void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const Quan
       }
     }
   }
+}
+
+}  // namespace
+
+void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                  int64_t row_begin, int64_t row_end) {
+  if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
+  amx_rows<GatheredRows>(y, y_stride, w, a, row_begin, row_end);
+}
+
+void pq2_panel_form_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                             int64_t row_begin, int64_t row_end) {
+  // As pq2_panel_form_rows_groups: a range that starts inside a panel takes its first rows through the
+  // re-pack, to the row kernel of the same bits.
+  const int64_t aligned = std::min(row_end, (row_begin + kPanelRows - 1) / kPanelRows * kPanelRows);
+  rows_via_pq2(pq2_panels_to_pq2, pq2_rows_amx, y, y_stride, w, a, row_begin, aligned);
+  if (aligned >= row_end || a.n_tokens == 0) return;
+  amx_rows<StoredPanel>(y, y_stride, w, a, aligned, row_end);
 }
 
 }  // namespace tern::kernels::cpu

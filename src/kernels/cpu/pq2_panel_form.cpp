@@ -14,10 +14,14 @@ Pq2RowsKernel pq2_panel_form_decode_kernel() {
 }
 
 Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens) {
-  (void)n_tokens;
 #if defined(__x86_64__)
-  if (cpu_features().has_avx512_vnni() && !cpu_features().has_amx_int8()) return pq2_panel_form_rows_groups;
+  if (cpu_features().has_amx_int8()) {
+    if (n_tokens >= kAmxMinTokens) return pq2_panel_form_rows_amx;
+  } else if (cpu_features().has_avx512_vnni()) {
+    return pq2_panel_form_rows_groups;
+  }
 #endif
+  (void)n_tokens;
   return pq2_panel_form_rows_repacked_prompt;
 }
 

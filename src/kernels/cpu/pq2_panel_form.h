@@ -18,7 +18,8 @@ namespace tern::kernels::cpu {
 // The kernels for decode tokens and for n_tokens prompt tokens on this CPU (after the TERN_ISA cap).
 // Where the fast kernels below cannot run, the rows are re-packed to PQ2_0 slab by slab (pq2_slabs.h)
 // for pq2_decode_kernel() / pq2_prompt_kernel(): exact everywhere, fast only with VBMI. With AMX the
-// prompt takes that re-pack too, to reach the AMX kernels: prefill is compute-bound.
+// prompt reads the panels in its own AMX kernel from kAmxMinTokens tokens on, and takes the re-pack to the
+// few-token AMX kernel below that.
 Pq2RowsKernel pq2_panel_form_decode_kernel();
 Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens);
 
@@ -33,6 +34,11 @@ void pq2_panel_form_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& 
 // panel's codes expanded from its stored vectors (shifts and masks) instead of gathered from rows.
 void pq2_panel_form_rows_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                                 int64_t row_begin, int64_t row_end);
+
+// AMX-INT8, the group order (pq2_rows_amx's bits): its walk, each panel's B tiles unpacked from the
+// stored vectors instead of gathered from rows (no re-pack to PQ2_0 first).
+void pq2_panel_form_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                             int64_t row_begin, int64_t row_end);
 
 // Any CPU: the slab re-pack to pq2_decode_kernel() / pq2_prompt_kernel(a.n_tokens).
 void pq2_panel_form_rows_repacked_decode(float* y, int64_t y_stride, const TernaryMatrix& w,
