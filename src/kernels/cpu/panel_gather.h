@@ -1,5 +1,6 @@
-// The 16-row weight panels of the AMX and AVX-512 panel kernels, whose rows are read by gathers with
-// 32-bit byte offsets from a panel's first row. Included only by files compiled for AVX-512.
+// The 16-row weight panels of the AMX and AVX-512 panel kernels: from PQ2_0 rows, read by gathers with
+// 32-bit byte offsets from a panel's first row, or loaded from PQ2_0 panels, whose stored vectors are the
+// gathered ones. Included only by files compiled for AVX-512.
 #pragma once
 
 #include <immintrin.h>
@@ -10,6 +11,7 @@
 #include <limits>
 
 #include "kernels/cpu/pq2_matmul.h"
+#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -47,6 +49,20 @@ void gather_panel(const TernaryMatrix& w, int64_t row, int valid, float* d_w, Em
     _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(scale_bits)));
     for (int dword = 0; dword < 8; ++dword)
       emit(b, dword, _mm512_i32gather_epi32(rows, block + 2 + 4 * dword, 1));
+  }
+}
+
+// gather_panel's walk on the stored panel that starts at `row` of a PQ2_0 panels matrix (rows past the
+// matrix are stored as zeros): per block its d_w, then emit(b, dword, qs) with stored vector 8b + dword.
+template <class Emit>
+void load_stored_panel(const TernaryMatrix& w, int64_t row, float* d_w, Emit&& emit) {
+  const uint8_t* panel = w.data + static_cast<size_t>(row / kPanelRows) * quant::pq2_panel_bytes(w.cols);
+  const uint8_t* vectors = panel + quant::pq2_panel_scale_bytes(w.cols);
+  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+    const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * b));
+    _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(scales));
+    for (int dword = 0; dword < 8; ++dword)
+      emit(b, dword, _mm512_loadu_si512(vectors + (8 * b + dword) * 64));
   }
 }
 

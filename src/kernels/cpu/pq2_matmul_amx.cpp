@@ -29,8 +29,6 @@
 #include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_panel_form.h"
-#include "kernels/cpu/pq2_slabs.h"
-#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -147,18 +145,11 @@ struct GatheredRows {
   }
 };
 
-// Expands the stored panel that starts at `row` (quant/pq2_panels.h): its vectors are the gathered ones.
+// Expands the stored panel that starts at `row` (quant/pq2_panels.h) into B tiles and its d_w.
 struct StoredPanel {
   static void unpack(const TernaryMatrix& w, int64_t row, int, int8_t* panel, float* d_w) {
     const CodeUnpacker unpack;
-    const uint8_t* stored = w.data + static_cast<size_t>(row / kPanelRows) * quant::pq2_panel_bytes(w.cols);
-    const uint8_t* vectors = stored + quant::pq2_panel_scale_bytes(w.cols);
-    for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
-      const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(stored + 32 * b));
-      _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(scales));
-      for (int dword = 0; dword < 8; ++dword)
-        unpack(panel, b, dword, _mm512_loadu_si512(vectors + (8 * b + dword) * 64));
-    }
+    load_stored_panel(w, row, d_w, [&](int64_t b, int dword, __m512i qs) { unpack(panel, b, dword, qs); });
   }
 };
 
@@ -270,12 +261,8 @@ void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const Quan
 
 void pq2_panel_form_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end) {
-  // As pq2_panel_form_rows_groups: a range that starts inside a panel takes its first rows through the
-  // re-pack, to the row kernel of the same bits.
-  const int64_t aligned = std::min(row_end, (row_begin + kPanelRows - 1) / kPanelRows * kPanelRows);
-  rows_via_pq2(pq2_panels_to_pq2, pq2_rows_amx, y, y_stride, w, a, row_begin, aligned);
-  if (aligned >= row_end || a.n_tokens == 0) return;
-  amx_rows<StoredPanel>(y, y_stride, w, a, aligned, row_end);
+  const int64_t first = rows_before_whole_panels(pq2_rows_amx, y, y_stride, w, a, row_begin, row_end);
+  if (first < row_end) amx_rows<StoredPanel>(y, y_stride, w, a, first, row_end);
 }
 
 }  // namespace tern::kernels::cpu

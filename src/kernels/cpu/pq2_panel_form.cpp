@@ -1,5 +1,7 @@
 #include "kernels/cpu/pq2_panel_form.h"
 
+#include <algorithm>
+
 #include "core/cpu_features.h"
 #include "kernels/cpu/pq2_slabs.h"
 #include "quant/pq2_panels.h"
@@ -33,6 +35,14 @@ void pq2_panel_form_rows_repacked_decode(float* y, int64_t y_stride, const Terna
 void pq2_panel_form_rows_repacked_prompt(float* y, int64_t y_stride, const TernaryMatrix& w,
                                          const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
   rows_via_pq2(pq2_panels_to_pq2, pq2_prompt_kernel(a.n_tokens), y, y_stride, w, a, row_begin, row_end);
+}
+
+int64_t rows_before_whole_panels(Pq2RowsKernel row_kernel, float* y, int64_t y_stride, const TernaryMatrix& w,
+                                 const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
+  constexpr int64_t kRows = quant::kPq2PanelRows;
+  const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
+  rows_via_pq2(pq2_panels_to_pq2, row_kernel, y, y_stride, w, a, row_begin, aligned);
+  return a.n_tokens == 0 ? row_end : aligned;
 }
 
 void pq2_panels_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out) {

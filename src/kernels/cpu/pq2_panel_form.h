@@ -46,6 +46,12 @@ void pq2_panel_form_rows_repacked_decode(float* y, int64_t y_stride, const Terna
 void pq2_panel_form_rows_repacked_prompt(float* y, int64_t y_stride, const TernaryMatrix& w,
                                          const QuantizedActs& a, int64_t row_begin, int64_t row_end);
 
+// The panel-walking kernels' prologue: the matmul splits rows by whole panels, so only a range that starts
+// inside one has rows before its first whole panel; those take the re-pack to `row_kernel` (the same
+// bits). Returns the row the whole panels start from, row_end when nothing is left to walk.
+int64_t rows_before_whole_panels(Pq2RowsKernel row_kernel, float* y, int64_t y_stride, const TernaryMatrix& w,
+                                 const QuantizedActs& a, int64_t row_begin, int64_t row_end);
+
 // Rows [row_begin, row_end) of a panel-form matrix as PQ2_0 rows (a ToPq2Rows, pq2_slabs.h).
 void pq2_panels_to_pq2(const TernaryMatrix& w, int64_t row_begin, int64_t row_end, uint8_t* out);
 

@@ -23,8 +23,6 @@
 #include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/panel_rows.h"
 #include "kernels/cpu/pq2_panel_form.h"
-#include "kernels/cpu/pq2_slabs.h"
-#include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
 
@@ -115,14 +113,8 @@ struct Zmm16Panel {
 // expanding a panel is loads, shifts and masks. `row` starts a panel; rows past the matrix are zero.
 struct Zmm16StoredPanel : Zmm16Panel {
   static void expand(const TernaryMatrix& w, int64_t row, int, uint8_t* codes, float* d_w) {
-    const uint8_t* panel = w.data + static_cast<size_t>(row / kPanelRows) * quant::pq2_panel_bytes(w.cols);
-    const uint8_t* vectors = panel + quant::pq2_panel_scale_bytes(w.cols);
-    for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
-      const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * b));
-      _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(scales));
-      for (int dword = 0; dword < 8; ++dword)
-        expand_dword(codes, b, dword, _mm512_loadu_si512(vectors + (8 * b + dword) * 64));
-    }
+    load_stored_panel(w, row, d_w,
+                      [&](int64_t b, int dword, __m512i qs) { expand_dword(codes, b, dword, qs); });
   }
 };
 
@@ -130,12 +122,9 @@ struct Zmm16StoredPanel : Zmm16Panel {
 
 void pq2_panel_form_rows_groups(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                                 int64_t row_begin, int64_t row_end) {
-  // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
-  // the re-pack, with the row kernel of the same order.
-  const int64_t aligned = std::min(row_end, (row_begin + kPanelRows - 1) / kPanelRows * kPanelRows);
-  rows_via_pq2(pq2_panels_to_pq2, pq2_rows_avx512_groups, y, y_stride, w, a, row_begin, aligned);
-  if (aligned >= row_end || a.n_tokens == 0) return;
-  panel_rows<Zmm16StoredPanel>(y, y_stride, w, a, aligned, row_end);
+  const int64_t first =
+      rows_before_whole_panels(pq2_rows_avx512_groups, y, y_stride, w, a, row_begin, row_end);
+  if (first < row_end) panel_rows<Zmm16StoredPanel>(y, y_stride, w, a, first, row_end);
 }
 
 void pq2_rows_avx512_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
