@@ -260,8 +260,9 @@ BENCHMARK(BM_Pq2KernelHot)
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)
-// The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2); args: tokens, then 0 for the
-// lane-order (decode) kernel or 1 for the group-order (prompt) one.
+// The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2); args: tokens, then the
+// kernel: 0 and 2 the lane-order (decode) one by shifts and by affine (LaneOps), 1 the group-order
+// (prompt) one.
 void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
     state.SkipWithError("no AVX-512 VBMI here");
@@ -271,11 +272,15 @@ void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
   std::vector<uint8_t> panels(quant::pq2_panels_bytes(kHotN, kHotK));
   quant::pack_pq2_panels(weight_arena(), row_bytes, kHotN, kHotK, panels.data());
   const TernaryMatrix w{panels.data(), kHotN, kHotK, row_bytes, quant::TensorType::kPq2Panels};
-  const bool lanes = state.range(1) == 0;
-  run_hot_kernel(state, w, lanes ? pq2_panel_form_rows_lanes : pq2_panel_form_rows_groups, state.range(0));
-  state.SetLabel(lanes ? "panel form lanes" : "panel form groups");
+  const std::pair<const char*, Pq2RowsKernel> kernels[] = {
+      {"panel form lanes, shifts", pq2_panel_form_rows_lanes_shifts},
+      {"panel form groups", pq2_panel_form_rows_groups},
+      {"panel form lanes, affine", pq2_panel_form_rows_lanes_affine}};
+  const auto& [label, kernel] = kernels[state.range(1)];
+  run_hot_kernel(state, w, kernel, state.range(0));
+  state.SetLabel(label);
 }
-BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
 #endif
 
 #if defined(__x86_64__)

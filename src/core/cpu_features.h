@@ -20,6 +20,9 @@ struct CpuFeatures {
   bool amx_int8 = false;  // AMX-TILE + AMX-INT8, enabled by the OS and granted to this process
   bool neon = false;      // AArch64 Advanced SIMD (every AArch64 CPU)
   bool dotprod = false;   // ARMv8.2 SDOT/UDOT (FEAT_DotProd)
+  // The vendor, where kernels that give the same bits differ only in which execution ports they load
+  // (pq2_panel_form.cpp). Not an ISA: TERN_ISA leaves it as detected, except scalar.
+  bool intel = false;
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }

@@ -68,7 +68,8 @@ void for_each_edge(Check&& check) {
 TEST(CpuPanelForm, LaneKernelEqualsScalarBitForBit) {
   if (!cpu_features().has_avx512_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
   for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
-    expect_equal(pq2_rows_scalar, pq2_panel_form_rows_lanes, rows, cols, tokens, begin, end);
+    expect_equal(pq2_rows_scalar, pq2_panel_form_rows_lanes_shifts, rows, cols, tokens, begin, end);
+    expect_equal(pq2_rows_scalar, pq2_panel_form_rows_lanes_affine, rows, cols, tokens, begin, end);
   });
 }
 
@@ -110,7 +111,8 @@ TEST(CpuPanelForm, ChosenKernelsEqualTheRowKernelsOfTheirRole) {
   }
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi()) {
-    EXPECT_EQ(pq2_panel_form_decode_kernel(), pq2_panel_form_rows_lanes);
+    EXPECT_EQ(pq2_panel_form_decode_kernel(),
+              cpu_features().intel ? pq2_panel_form_rows_lanes_affine : pq2_panel_form_rows_lanes_shifts);
   }
   if (cpu_features().has_avx512_vnni() && !cpu_features().has_amx_int8()) {
     EXPECT_EQ(pq2_panel_form_prompt_kernel(512), pq2_panel_form_rows_groups);

@@ -24,11 +24,15 @@ Pq2RowsKernel pq2_panel_form_decode_kernel();
 Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens);
 
 // AVX-512 VBMI + VNNI, the lane order (pq2_rows_avx2's bits). Per panel, block and token: eight
-// code vectors, each split into its four 2-bit fields (shifts and masks) and dotted with
-// the broadcast hi and lo digits of its lane (eight VPDPBUSD), then per lane the digit shift and add,
-// the convert, d_w times the lane step and the FMA; the eight lane sums are added as AVX2 adds them.
-void pq2_panel_form_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                               int64_t row_begin, int64_t row_end);
+// code vectors, each split into its four 2-bit fields and dotted with the broadcast hi and lo digits of
+// its lane (eight VPDPBUSD), then per lane 256·hi + lo, the convert, d_w times the lane step and the FMA;
+// the eight lane sums are added as AVX2 adds them. The two differ only in instructions
+// (panel_lanes_avx512.h's LaneOps): fields by shifts and masks and the digits by a shift and an add
+// (AMD's cores), or fields by GF2P8AFFINEQB and the digits by VPDPWSSD (Intel's).
+void pq2_panel_form_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end);
+void pq2_panel_form_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end);
 
 // AVX-512 VNNI, the group order (pq2_rows_avx512_groups' bits): the walk of pq2_rows_avx512_panels, each
 // panel's codes expanded from its stored vectors (shifts and masks) instead of gathered from rows.

@@ -48,10 +48,9 @@ struct TokenBlock {
 };
 
 // out[t][r] = row r of the panel · token t, T tokens from `token`.
-template <int T>
+template <int T, avx512::LaneOps Ops>
 void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, const QuantizedActs& a,
                   int64_t token, float out[T][kRows]) {
-  const __m512i low2 = _mm512_set1_epi8(3);
   __m512 acc[T][kLanes];
   for (int t = 0; t < T; ++t)
     for (int q = 0; q < kLanes; ++q) acc[t][q] = _mm512_setzero_ps();
@@ -71,26 +70,21 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
     __m512 scale[T];
 #pragma GCC unroll 8
     for (int q = 0; q < kLanes; ++q) {
-      // Shifts and masks, not GF2P8AFFINEQB: on Zen 4 that shares the two pipes VPDPBUSD, VMULPS and
-      // VFMADD use (a zmm each a cycle), while shifts and masks issue beside them (1.35x in L2, 12-01).
-      const __m512i qs = load_into_register(panel.codes + (b * kLanes + q) * 64);
-      const __m512i code[4] = {_mm512_and_si512(qs, low2), _mm512_and_si512(_mm512_srli_epi32(qs, 2), low2),
-                               _mm512_and_si512(_mm512_srli_epi32(qs, 4), low2),
-                               _mm512_and_si512(_mm512_srli_epi32(qs, 6), low2)};
+      __m512i code[4];
+      avx512::panel_fields<Ops>(load_into_register(panel.codes + (b * kLanes + q) * 64), code);
       for (int t = 0; t < T; ++t) {
         if (q % 2 == 0) scale[t] = avx512::panel_group_scale(d_w, tokens[t].steps[q]);
-        acc[t][q] =
-            avx512::panel_lane_step(acc[t][q], code, tokens[t].hi + 4 * q, tokens[t].neg_sums[q], scale[t]);
+        acc[t][q] = avx512::panel_lane_step<Ops>(acc[t][q], code, tokens[t].hi + 4 * q, tokens[t].neg_sums[q],
+                                                 scale[t]);
       }
     }
   }
   for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], avx512::panel_lane_sum(acc[t]));
 }
 
-}  // namespace
-
-void pq2_panel_form_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                               int64_t row_begin, int64_t row_end) {
+template <avx512::LaneOps Ops>
+void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
+                int64_t row_end) {
   // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
   // the re-pack, with the row kernel of the same order.
   const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
@@ -109,15 +103,27 @@ void pq2_panel_form_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& 
     int64_t t = 0;
     alignas(64) float out[kTokenTile][kRows];
     for (; t + kTokenTile <= a.n_tokens; t += kTokenTile) {
-      panel_tokens<kTokenTile>(panel, blocks, panel_bytes, a, t, out);
+      panel_tokens<kTokenTile, Ops>(panel, blocks, panel_bytes, a, t, out);
       for (int i = 0; i < kTokenTile; ++i)
         _mm512_mask_storeu_ps(y + (t + i) * y_stride + row, valid, _mm512_load_ps(out[i]));
     }
     if (t < a.n_tokens) {
-      panel_tokens<1>(panel, blocks, panel_bytes, a, t, out);
+      panel_tokens<1, Ops>(panel, blocks, panel_bytes, a, t, out);
       _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out[0]));
     }
   }
+}
+
+}  // namespace
+
+void pq2_panel_form_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
+  rows_lanes<avx512::LaneOps::kShifts>(y, y_stride, w, a, row_begin, row_end);
+}
+
+void pq2_panel_form_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
+  rows_lanes<avx512::LaneOps::kAffine>(y, y_stride, w, a, row_begin, row_end);
 }
 
 }  // namespace tern::kernels::cpu

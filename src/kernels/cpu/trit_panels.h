@@ -15,7 +15,7 @@ namespace tern::kernels::cpu {
 Pq2RowsKernel trit_panels_decode_kernel();
 Pq2RowsKernel trit_panels_prompt_kernel(int64_t n_tokens);
 
-// Decode tokens, AVX-512 VBMI + VNNI: pq2_panel_form_rows_lanes' order and bits (pq2_rows_avx2's). Per
+// Decode tokens, AVX-512 VBMI + VNNI: pq2_panel_form_rows_lanes_*' order and bits (pq2_rows_avx2's). Per
 // panel, unit of five blocks and qs dword: four sources expand by eight instructions each into the
 // dword's four fields for the five blocks, then each block takes the PQ2_0 panel kernel's step.
 void trit_panels_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,

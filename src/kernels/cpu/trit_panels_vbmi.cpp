@@ -89,8 +89,8 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
     for (int t = 0; t < T; ++t) {
       __m512 sum = acc[t][q];
       for (int j = 0; j < C; ++j)
-        sum = avx512::panel_lane_scaled(sum, hi[t][j], lo[t][j],
-                                        avx512::panel_group_scale(d_w[j], steps[t][j * kYmmLanes + q]));
+        sum = avx512::panel_lane_scaled<avx512::LaneOps::kShifts>(
+            sum, hi[t][j], lo[t][j], avx512::panel_group_scale(d_w[j], steps[t][j * kYmmLanes + q]));
       acc[t][q] = sum;
     }
   }
