@@ -302,8 +302,9 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
 }
 BENCHMARK(BM_TritPlanesKernelHot)->ArgsProduct({{1, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
 
-// The trit panels kernels on the same shape (in L2); args: tokens, then 0 for the decode kernel or 1 for
-// the prompt path (the expansion to PQ2_0 panels and their prompt kernel).
+// The trit panels kernels on the same shape (in L2); args: tokens, then 0 and 2 for the decode kernel with
+// the digits joined by shifts and by VPDPWSSD (LaneOps), 1 for the prompt path (the expansion to PQ2_0
+// panels and their prompt kernel).
 void BM_TritPanelsKernelHot(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
     state.SkipWithError("no AVX-512 VBMI here");
@@ -317,11 +318,15 @@ void BM_TritPanelsKernelHot(benchmark::State& state) {
   quant::pack_trit_panels(rows.data(), pq2_row, kHotN, kHotK, panels.data());
   const TernaryMatrix w{panels.data(), kHotN, kHotK, quant::trit_panels_row_bytes(kHotK),
                         quant::TensorType::kTritPanels};
-  const bool decode = state.range(1) == 0;
-  run_hot_kernel(state, w, decode ? trit_panels_rows_lanes : trit_panels_rows_prompt_vbmi, state.range(0));
-  state.SetLabel(decode ? "trit panels decode" : "trit panels prompt");
+  const std::pair<const char*, Pq2RowsKernel> kernels[] = {
+      {"trit panels decode, shifts", trit_panels_rows_lanes_shifts},
+      {"trit panels prompt", trit_panels_rows_prompt_vbmi},
+      {"trit panels decode, affine", trit_panels_rows_lanes_affine}};
+  const auto& [label, kernel] = kernels[state.range(1)];
+  run_hot_kernel(state, w, kernel, state.range(0));
+  state.SetLabel(label);
 }
-BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
 #endif
 
 #if defined(__x86_64__)

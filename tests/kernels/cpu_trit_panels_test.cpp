@@ -77,7 +77,10 @@ void for_each_edge(Check&& check) {
 TEST(CpuTritPanels, LaneKernelEqualsScalarBitForBit) {
   if (!cpu_features().has_avx512_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
   for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
-    expect_equal(pq2_rows_scalar, Against::kRows, trit_panels_rows_lanes, rows, cols, tokens, begin, end);
+    expect_equal(pq2_rows_scalar, Against::kRows, trit_panels_rows_lanes_shifts, rows, cols, tokens, begin,
+                 end);
+    expect_equal(pq2_rows_scalar, Against::kRows, trit_panels_rows_lanes_affine, rows, cols, tokens, begin,
+                 end);
   });
 }
 
@@ -112,7 +115,8 @@ TEST(CpuTritPanels, ChosenKernelsEqualThePq2KernelsOfTheirRole) {
   }
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi()) {
-    EXPECT_EQ(trit_panels_decode_kernel(), trit_panels_rows_lanes);
+    EXPECT_EQ(trit_panels_decode_kernel(),
+              cpu_features().intel ? trit_panels_rows_lanes_affine : trit_panels_rows_lanes_shifts);
     EXPECT_EQ(trit_panels_prompt_kernel(512), trit_panels_rows_prompt_vbmi);
   }
 #endif

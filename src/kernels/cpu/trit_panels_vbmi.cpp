@@ -48,7 +48,7 @@ inline void unit_fields(const TritPanel& panel, int64_t unit, int q, const TritT
 // on the same codes, so the same bits. The unit's sources are expanded once for the T tokens, one source
 // (one field of the C blocks) at a time into the blocks' digit sums, which are exact in any order: five
 // expanded vectors live at once instead of twenty (1.02-1.05x for one token in L2, Zen 5).
-template <int C, int T>
+template <int C, int T, avx512::LaneOps Ops>
 inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs& a, int64_t token,
                        const TritTables& tables, __m512 (&acc)[T][kLanes]) {
   const int64_t first = kUnitBlocks * unit;
@@ -89,15 +89,15 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
     for (int t = 0; t < T; ++t) {
       __m512 sum = acc[t][q];
       for (int j = 0; j < C; ++j)
-        sum = avx512::panel_lane_scaled<avx512::LaneOps::kShifts>(
-            sum, hi[t][j], lo[t][j], avx512::panel_group_scale(d_w[j], steps[t][j * kYmmLanes + q]));
+        sum = avx512::panel_lane_scaled<Ops>(sum, hi[t][j], lo[t][j],
+                                             avx512::panel_group_scale(d_w[j], steps[t][j * kYmmLanes + q]));
       acc[t][q] = sum;
     }
   }
 }
 
 // Row r of the panel · token `token` + t, in out[t][r].
-template <int T>
+template <int T, avx512::LaneOps Ops>
 void panel_tokens(const TritPanel& panel, const uint8_t* prefetch_end, size_t panel_bytes,
                   const QuantizedActs& a, int64_t token, const TritTables& tables, float out[T][kRows]) {
   __m512 acc[T][kLanes];
@@ -113,19 +113,19 @@ void panel_tokens(const TritPanel& panel, const uint8_t* prefetch_end, size_t pa
       _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + line, last_line)), _MM_HINT_T1);
     switch (std::min(kUnitBlocks, panel.blocks - kUnitBlocks * u)) {
       case 5:
-        unit_steps<5, T>(panel, u, a, token, tables, acc);
+        unit_steps<5, T, Ops>(panel, u, a, token, tables, acc);
         break;
       case 4:
-        unit_steps<4, T>(panel, u, a, token, tables, acc);
+        unit_steps<4, T, Ops>(panel, u, a, token, tables, acc);
         break;
       case 3:
-        unit_steps<3, T>(panel, u, a, token, tables, acc);
+        unit_steps<3, T, Ops>(panel, u, a, token, tables, acc);
         break;
       case 2:
-        unit_steps<2, T>(panel, u, a, token, tables, acc);
+        unit_steps<2, T, Ops>(panel, u, a, token, tables, acc);
         break;
       default:
-        unit_steps<1, T>(panel, u, a, token, tables, acc);
+        unit_steps<1, T, Ops>(panel, u, a, token, tables, acc);
         break;
     }
   }
@@ -160,10 +160,9 @@ void expand_to_pq2_panels(const TernaryMatrix& w, int64_t first, int64_t last, u
   }
 }
 
-}  // namespace
-
-void trit_panels_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                            int64_t row_begin, int64_t row_end) {
+template <avx512::LaneOps Ops>
+void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
+                int64_t row_end) {
   // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
   // the re-pack, with the row kernel of the same order.
   const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
@@ -185,15 +184,27 @@ void trit_panels_rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, 
     int64_t t = 0;
     alignas(64) float out[kTokenTile][kRows];
     for (; t + kTokenTile <= a.n_tokens; t += kTokenTile) {
-      panel_tokens<kTokenTile>(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      panel_tokens<kTokenTile, Ops>(panel, prefetch_end, panel_bytes, a, t, tables, out);
       for (int i = 0; i < kTokenTile; ++i)
         _mm512_mask_storeu_ps(y + (t + i) * y_stride + row, valid, _mm512_load_ps(out[i]));
     }
     if (t < a.n_tokens) {
-      panel_tokens<1>(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      panel_tokens<1, Ops>(panel, prefetch_end, panel_bytes, a, t, tables, out);
       _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out[0]));
     }
   }
+}
+
+}  // namespace
+
+void trit_panels_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                                   int64_t row_begin, int64_t row_end) {
+  rows_lanes<avx512::LaneOps::kShifts>(y, y_stride, w, a, row_begin, row_end);
+}
+
+void trit_panels_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                                   int64_t row_begin, int64_t row_end) {
+  rows_lanes<avx512::LaneOps::kAffine>(y, y_stride, w, a, row_begin, row_end);
 }
 
 void trit_panels_rows_prompt_vbmi(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
