@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -71,9 +72,11 @@ std::vector<float> gaussian(int64_t n) {
   return x;
 }
 
+using NamedKernel = std::pair<const char*, Pq2RowsKernel>;
+
 // Every kernel this CPU runs, named.
-std::vector<std::pair<const char*, Pq2RowsKernel>> runnable_kernels() {
-  std::vector<std::pair<const char*, Pq2RowsKernel>> out{{"scalar", pq2_rows_scalar}};
+std::vector<NamedKernel> runnable_kernels() {
+  std::vector<NamedKernel> out{{"scalar", pq2_rows_scalar}};
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
   if (cpu.has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
@@ -242,6 +245,13 @@ void run_hot_kernel(benchmark::State& state, const TernaryMatrix& w, Pq2RowsKern
                          benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
+// Args: tokens, then the index into `kernels` of the one to run on w (in L2), its name the run's label.
+void run_hot_named(benchmark::State& state, const TernaryMatrix& w, std::span<const NamedKernel> kernels) {
+  const auto& [label, kernel] = kernels[static_cast<size_t>(state.range(1))];
+  run_hot_kernel(state, w, kernel, state.range(0));
+  state.SetLabel(label);
+}
+
 // Every kernel this CPU runs on the in-L2 shape (args: index into runnable_kernels(), tokens), single
 // thread.
 void BM_Pq2KernelHot(benchmark::State& state) {
@@ -272,13 +282,10 @@ void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
   std::vector<uint8_t> panels(quant::pq2_panels_bytes(kHotN, kHotK));
   quant::pack_pq2_panels(weight_arena(), row_bytes, kHotN, kHotK, panels.data());
   const TernaryMatrix w{panels.data(), kHotN, kHotK, row_bytes, quant::TensorType::kPq2Panels};
-  const std::pair<const char*, Pq2RowsKernel> kernels[] = {
-      {"panel form lanes, shifts", pq2_panel_form_rows_lanes_shifts},
-      {"panel form groups", pq2_panel_form_rows_groups},
-      {"panel form lanes, affine", pq2_panel_form_rows_lanes_affine}};
-  const auto& [label, kernel] = kernels[state.range(1)];
-  run_hot_kernel(state, w, kernel, state.range(0));
-  state.SetLabel(label);
+  const NamedKernel kernels[] = {{"panel form lanes, shifts", pq2_panel_form_rows_lanes_shifts},
+                                 {"panel form groups", pq2_panel_form_rows_groups},
+                                 {"panel form lanes, affine", pq2_panel_form_rows_lanes_affine}};
+  run_hot_named(state, w, kernels);
 }
 BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
 #endif
@@ -318,13 +325,10 @@ void BM_TritPanelsKernelHot(benchmark::State& state) {
   quant::pack_trit_panels(rows.data(), pq2_row, kHotN, kHotK, panels.data());
   const TernaryMatrix w{panels.data(), kHotN, kHotK, quant::trit_panels_row_bytes(kHotK),
                         quant::TensorType::kTritPanels};
-  const std::pair<const char*, Pq2RowsKernel> kernels[] = {
-      {"trit panels decode, shifts", trit_panels_rows_lanes_shifts},
-      {"trit panels prompt", trit_panels_rows_prompt_vbmi},
-      {"trit panels decode, affine", trit_panels_rows_lanes_affine}};
-  const auto& [label, kernel] = kernels[state.range(1)];
-  run_hot_kernel(state, w, kernel, state.range(0));
-  state.SetLabel(label);
+  const NamedKernel kernels[] = {{"trit panels decode, shifts", trit_panels_rows_lanes_shifts},
+                                 {"trit panels prompt", trit_panels_rows_prompt_vbmi},
+                                 {"trit panels decode, affine", trit_panels_rows_lanes_affine}};
+  run_hot_named(state, w, kernels);
 }
 BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
 #endif
