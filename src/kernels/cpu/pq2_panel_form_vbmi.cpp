@@ -55,11 +55,13 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
   for (int t = 0; t < T; ++t)
     for (int q = 0; q < kLanes; ++q) acc[t][q] = _mm512_setzero_ps();
   const int64_t block_stride = static_cast<int64_t>(panel_bytes) / blocks;
-  const uint8_t* last_line = panel.prefetch_end - 64;
+  // The block's lines start at most here, so that the last of them is the caller's last: one clamp a
+  // block, not one a line (each a compare and a move on the ports the vector work needs).
+  const uint8_t* last_start = panel.prefetch_end - 64 * kPrefetchLines;
   for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* ahead = panel.scales + kPrefetchBytes + b * block_stride;
+    const uint8_t* ahead = std::min(panel.scales + kPrefetchBytes + b * block_stride, last_start);
     for (int l = 0; l < kPrefetchLines; ++l)
-      _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + 64 * l, last_line)), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
     const __m512 d_w =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 32 * b)));
     TokenBlock tokens[T];
