@@ -21,7 +21,7 @@ struct CpuFeatures {
   bool neon = false;      // AArch64 Advanced SIMD (every AArch64 CPU)
   bool dotprod = false;   // ARMv8.2 SDOT/UDOT (FEAT_DotProd)
   // The vendor, where kernels that give the same bits differ only in which execution ports they load
-  // (pq2_panel_form.cpp). Not an ISA: TERN_ISA leaves it as detected, except scalar.
+  // (pq2_panel_form.cpp, trit_panels.cpp). Not an ISA: TERN_ISA leaves it as detected, except scalar.
   bool intel = false;
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }

@@ -9,7 +9,7 @@
 
 #include "kernels/cpu/panel_lanes_avx512.h"
 #include "kernels/cpu/pq2_panel_form.h"
-#include "kernels/cpu/pq2_slabs.h"
+#include "kernels/cpu/prefetch_ahead.h"
 #include "quant/pq2_panels.h"
 
 namespace tern::kernels::cpu {
@@ -55,13 +55,8 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
   for (int t = 0; t < T; ++t)
     for (int q = 0; q < kLanes; ++q) acc[t][q] = _mm512_setzero_ps();
   const int64_t block_stride = static_cast<int64_t>(panel_bytes) / blocks;
-  // The block's lines start at most here, so that the last of them is the caller's last: one clamp a
-  // block, not one a line (each a compare and a move on the ports the vector work needs).
-  const uint8_t* last_start = panel.prefetch_end - 64 * kPrefetchLines;
   for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* ahead = std::min(panel.scales + kPrefetchBytes + b * block_stride, last_start);
-    for (int l = 0; l < kPrefetchLines; ++l)
-      _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T1);
+    prefetch_lines(panel.scales + kPrefetchBytes + b * block_stride, kPrefetchLines, panel.prefetch_end);
     const __m512 d_w =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 32 * b)));
     TokenBlock tokens[T];
@@ -87,11 +82,9 @@ void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, 
 template <avx512::LaneOps Ops>
 void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
                 int64_t row_end) {
-  // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
-  // the re-pack, with the row kernel of the same order.
-  const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
-  rows_via_pq2(pq2_panels_to_pq2, pq2_decode_kernel(), y, y_stride, w, a, row_begin, aligned);
-  if (aligned >= row_end || a.n_tokens == 0) return;
+  const int64_t aligned =
+      rows_before_whole_panels(pq2_decode_kernel(), y, y_stride, w, a, row_begin, row_end);
+  if (aligned >= row_end) return;
   const int64_t blocks = a.blocks();
   const size_t panel_bytes = quant::pq2_panel_bytes(w.cols);
   const size_t scale_bytes = quant::pq2_panel_scale_bytes(w.cols);

@@ -9,6 +9,7 @@
 #include "kernels/cpu/panel_lanes_avx512.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/pq2_slabs.h"
+#include "kernels/cpu/prefetch_ahead.h"
 #include "kernels/cpu/trit_lookups_vbmi.h"
 #include "kernels/cpu/trit_panels.h"
 #include "quant/pq2_panels.h"
@@ -105,12 +106,10 @@ void panel_tokens(const TritPanel& panel, const uint8_t* prefetch_end, size_t pa
     for (__m512& sum : acc[t]) sum = _mm512_setzero_ps();
   const int64_t units = (panel.blocks + kUnitBlocks - 1) / kUnitBlocks;
   const int64_t unit_stride = static_cast<int64_t>(panel_bytes) / units;
-  const uint8_t* last_line = prefetch_end - 64;
+  const int64_t unit_lines = (unit_stride + 127) / 64;
   for (int64_t u = 0; u < units; ++u) {
     // This unit's share of the stream, a line more for the rounding, kPrefetchBytes ahead.
-    const uint8_t* ahead = panel.scales + kPrefetchBytes + u * unit_stride;
-    for (int64_t line = 0; line < unit_stride + 64; line += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(std::min(ahead + line, last_line)), _MM_HINT_T1);
+    prefetch_lines(panel.scales + kPrefetchBytes + u * unit_stride, unit_lines, prefetch_end);
     switch (std::min(kUnitBlocks, panel.blocks - kUnitBlocks * u)) {
       case 5:
         unit_steps<5, T, Ops>(panel, u, a, token, tables, acc);
