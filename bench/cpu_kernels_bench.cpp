@@ -127,10 +127,11 @@ const uint8_t* panel_arena(int64_t k, int64_t n, size_t copies) {
   return arena.data();
 }
 
-// Runs `kernel` through pq2_matmul on matrices of `form` (PQ2_0 rows or panels). args: K, N, threads,
-// tokens, rotate (0: one copy that stays in cache, the instruction-bound rate).
+// Runs `kernel` through pq2_matmul on matrices of `form` (PQ2_0 rows or panels), the activations
+// quantised with `steps` (act_quant.h). args: K, N, threads, tokens, rotate (0: one copy that stays in
+// cache, the instruction-bound rate).
 void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel,
-                    quant::TensorType form = quant::TensorType::kPQ2_0) {
+                    quant::TensorType form = quant::TensorType::kPQ2_0, StepScope steps = StepScope::kGroup) {
   const int64_t k = state.range(0), n = state.range(1), tokens = state.range(3);
   const bool rotate = state.range(4) != 0;
   ThreadPool& pool = pool_of(static_cast<int>(state.range(2)));
@@ -142,7 +143,8 @@ void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel,
   const uint8_t* arena = panels ? panel_arena(k, n, copies) : weight_arena();
   const std::vector<float> x = gaussian(k * tokens);
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), k, tokens);
+  const QuantizedActs acts =
+      buffer.quantize(x.data(), k, tokens, nullptr, steps == StepScope::kBlock ? 0 : kNoBlockSteps);
   std::vector<float> y(static_cast<size_t>(n * tokens));
   size_t copy = 0;
   for (auto _ : state) {
@@ -158,10 +160,8 @@ void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel,
                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
 
-void BM_Pq2Matmul(benchmark::State& state) {
-  // One token: a decode step; more: a prompt chunk.
-  const int64_t tokens = state.range(3);
-  const Pq2RowsKernel kernel = tokens == 1 ? pq2_decode_kernel() : pq2_prompt_kernel(tokens);
+void BM_Pq2Matmul(benchmark::State& state) {  // a decode step
+  const Pq2RowsKernel kernel = pq2_decode_kernel();
   run_pq2_matmul(state, kernel);
   state.SetLabel(kernel_name(kernel));
 }
@@ -354,19 +354,32 @@ void BM_TritRowsKernelHot(benchmark::State& state) {
 BENCHMARK(BM_TritRowsKernelHot)->ArgsProduct({{1, 2, 4, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
 #endif
 
+// Prompt chunks of the 27B's widths; the last arg, the activations' steps: 1 block steps (the engine's
+// prompt tokens), 0 group steps (its decode tokens' quantisation, the prompt's before block steps).
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})
-    for (int threads : {1, 2}) {
-      b->Args({5120, 2048, threads, tokens, 1});
-      b->Args({17408, 1024, threads, tokens, 1});
-    }
+    for (int threads : {1, 2})
+      for (int64_t block_steps : {1, 0}) {
+        b->Args({5120, 2048, threads, tokens, 1, block_steps});
+        b->Args({17408, 1024, threads, tokens, 1, block_steps});
+      }
 }
-BENCHMARK(BM_Pq2Matmul)->Name("Pq2Gemm")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
+StepScope prompt_steps(const benchmark::State& state) {
+  return state.range(5) != 0 ? StepScope::kBlock : StepScope::kGroup;
+}
+
+void BM_Pq2Gemm(benchmark::State& state) {
+  const Pq2RowsKernel kernel = pq2_prompt_kernel(state.range(3));
+  run_pq2_matmul(state, kernel, quant::TensorType::kPQ2_0, prompt_steps(state));
+  state.SetLabel(kernel_name(kernel));
+}
+BENCHMARK(BM_Pq2Gemm)->Name("Pq2Gemm")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
 
 // Pq2Gemm on the panel form with the prompt kernel the engine dispatches for it (the panel tile with
 // AVX-512 VNNI; elsewhere the slab re-pack to the row kernels).
 void BM_Pq2GemmPanels(benchmark::State& state) {
-  run_pq2_matmul(state, pq2_panel_form_prompt_kernel(state.range(3)), quant::TensorType::kPq2Panels);
+  run_pq2_matmul(state, pq2_panel_form_prompt_kernel(state.range(3)), quant::TensorType::kPq2Panels,
+                 prompt_steps(state));
 }
 BENCHMARK(BM_Pq2GemmPanels)->Name("Pq2GemmPanels")->Apply(PrefillShapes)->Unit(benchmark::kMillisecond);
 

@@ -104,6 +104,29 @@ TEST(CpuPq2Amx, EqualsAvx512GroupOrderBitForBit) {
   }
 }
 
+// With block steps (act_quant.h: one power-of-two step for a block's four groups) the AMX kernel sums a
+// block's integers in its tiles (K = 64) and scales them once; the group order's four products then add
+// exactly, so it still gives the group kernel's bits: token tiles short, whole and several, row ranges
+// mid-panel, short panels, and more tokens than one activation chunk holds at K = 17408.
+TEST(CpuPq2Amx, WithBlockStepsEqualsAvx512GroupOrderBitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  const auto compare = [](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
+    const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
+    const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + 3 * cols));
+    ActBuffer buffer;
+    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, 0);
+    ASSERT_TRUE(acts.block_steps());
+    std::vector<float> vnni(static_cast<size_t>(rows * tokens), -7.0f), amx(vnni);
+    pq2_rows_avx512_groups(vnni.data(), rows, w.view, acts, begin, rows);
+    pq2_rows_amx(amx.data(), rows, w.view, acts, begin, rows);
+    EXPECT_EQ(vnni, amx) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from " << begin;
+  };
+  for (int64_t tokens : {1, 2, 5, 16, 17, 33, 40})
+    for (int64_t rows : {13, 40})
+      for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 5 : 0);
+  compare(20, 17408, 70, 3);
+}
+
 // The few-token kernel sums the same exact group integers in the same fp32 order as the group order, so
 // it must give its bits for any token count, row count and row range (short panels, ranges mid-panel).
 TEST(CpuPq2AmxFew, EqualsAvx512GroupOrderBitForBit) {
@@ -180,8 +203,8 @@ TEST(CpuPq2Amx, PromptTokenOutputsDoNotDependOnTheChunk) {
   }
 }
 
-// A group holding a NaN has scale NaN and digits 0 (act_quant.h): its token's outputs are all NaN, and no
-// other token's.
+// A group holding a NaN has scale NaN and digits 0 (act_quant.h; with block steps, its whole block): its
+// token's outputs are all NaN, and no other token's.
 TEST(CpuPq2GroupOrder, NonFiniteActivationReachesOnlyItsTokenInEveryKernel) {
   std::vector<Pq2RowsKernel> kernels;
   if (cpu_features().has_avx512_vnni()) kernels = {pq2_rows_avx512_groups, pq2_rows_avx512_panels};
@@ -191,13 +214,15 @@ TEST(CpuPq2GroupOrder, NonFiniteActivationReachesOnlyItsTokenInEveryKernel) {
   const RandomMatrix w = random_matrix(16, 256, 5);
   std::vector<float> x = random_acts(9 * 256, 6);
   x[3 * 256 + 200] = NAN;
-  ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), 256, 9);
-  for (Pq2RowsKernel kernel : kernels) {
-    std::vector<float> y(9 * 16);
-    kernel(y.data(), 16, w.view, acts, 0, 16);
-    for (int64_t t = 0; t < 9; ++t)
-      for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 3);
+  for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}}) {
+    ActBuffer buffer;
+    const QuantizedActs acts = buffer.quantize(x.data(), 256, 9, nullptr, block_steps_from);
+    for (Pq2RowsKernel kernel : kernels) {
+      std::vector<float> y(9 * 16);
+      kernel(y.data(), 16, w.view, acts, 0, 16);
+      for (int64_t t = 0; t < 9; ++t)
+        for (int64_t r = 0; r < 16; ++r) EXPECT_EQ(std::isnan(y[static_cast<size_t>(t * 16 + r)]), t == 3);
+    }
   }
 }
 

@@ -191,6 +191,63 @@ TEST(CpuActQuant, TwoDigitsReproduceEachValueWithinOneStep) {
   EXPECT_GT(block.ymm_scales[0], 10.0f * block.ymm_scales[2]);  // only group 0 holds the outlier
 }
 
+TEST(CpuActQuant, BlockStepIsOnePowerOfTwoForTheFourGroups) {
+  std::vector<float> x(128);
+  std::mt19937 rng(4);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : x) v = normal(rng);
+  x[70] = 9.0f;
+  QuantizedBlock groups, block;
+  quantize_block(x.data(), groups.out(), StepScope::kGroup);
+  quantize_block(x.data(), block.out(), StepScope::kBlock);
+  const float step = block.ymm_scales[0];
+  int exponent = 0;
+  EXPECT_EQ(std::frexp(step, &exponent), 0.5f);  // a power of two
+  const float largest = *std::max_element(std::begin(groups.ymm_scales), std::end(groups.ymm_scales));
+  EXPECT_EQ(largest, groups.ymm_scales[4]);  // group 2 holds the largest value
+  EXPECT_GE(step, largest);
+  EXPECT_LT(step, 2.0f * largest);
+  for (int lane = 0; lane < kYmmLanes; ++lane) EXPECT_EQ(block.ymm_scales[lane], step);
+  for (int lane = 0; lane < kZmmLanes; ++lane) EXPECT_EQ(block.zmm_scales[lane], step);
+  for (int s = 0; s < 4; ++s) {
+    for (int i = 0; i < 32; ++i) {
+      const float value = x[static_cast<size_t>(4 * i + s)];
+      EXPECT_LE(std::fabs(static_cast<float>(block.digits(32 * s + i)) * step - value), step) << 4 * i + s;
+    }
+  }
+}
+
+TEST(CpuActQuant, BlockStepOfNanZeroTinyAndExactSteps) {
+  EXPECT_TRUE(std::isnan(block_step({0.5f, NAN, 2.0f, 0.0f})));
+  EXPECT_EQ(block_step({0.0f, 0.0f, 0.0f, 0.0f}), 0.0f);
+  EXPECT_EQ(block_step({0.0f, 0x1p-130f, 0.0f, 0.0f}), kLeastBlockStep);  // never subnormal products
+  EXPECT_EQ(block_step({0.25f, 0.125f, 0.0f, 0.0f}), 0.25f);              // a power of two stays
+  EXPECT_EQ(block_step({0.3f, 0.125f, 0.26f, 0.0f}), 0.5f);
+}
+
+TEST(CpuActQuant, TokensFromTheFirstBlockStepTokenTakeBlockSteps) {
+  constexpr int64_t kK = 512, kTokens = 5, kFirst = 2;
+  const std::vector<float> x = random_acts(kK * kTokens, 12);
+  ActBuffer grouped, split;
+  const QuantizedActs all_groups = grouped.quantize(x.data(), kK, kTokens);
+  const QuantizedActs acts = split.quantize(x.data(), kK, kTokens, nullptr, kFirst);
+  EXPECT_FALSE(all_groups.block_steps());
+  EXPECT_FALSE(acts.block_steps());
+  EXPECT_FALSE(acts.slice(1, 3).block_steps());
+  EXPECT_TRUE(acts.slice(kFirst, kTokens - kFirst).block_steps());
+  EXPECT_TRUE(acts.slice(kTokens - 1, 1).block_steps());
+  const int64_t lanes = acts.blocks() * kYmmLanes;
+  for (int64_t t = 0; t < kTokens; ++t) {
+    const float* steps = acts.token_ymm_scales(t);
+    const bool block = t >= kFirst;
+    EXPECT_EQ(std::equal(steps, steps + lanes, all_groups.token_ymm_scales(t)), !block) << "token " << t;
+    if (block) {
+      for (int64_t lane = 0; lane < lanes; ++lane)
+        EXPECT_EQ(steps[lane], steps[lane / kYmmLanes * kYmmLanes]) << "token " << t << " lane " << lane;
+    }
+  }
+}
+
 TEST(CpuActQuant, LaneSumsAndScalesMatchBothVectorWidths) {
   std::vector<float> x(128);
   for (size_t j = 0; j < x.size(); ++j)
@@ -250,7 +307,7 @@ TEST(CpuActQuant, ZeroGroupHasZeroScaleAndNanPropagates) {
 #if defined(__x86_64__)
 // 400 blocks of tiny to huge magnitudes (subnormal steps included), all-zero groups, NaN and infinity,
 // and exact ties of both roundings, through `vector` and the scalar quantiser.
-void expect_quantiser_equals_scalar(void (*vector_quantiser)(const float*, const ActBlockOut&)) {
+void expect_quantiser_equals_scalar(void (*vector_quantiser)(const float*, const ActBlockOut&, StepScope)) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_real_distribution<float> exponent(-30.0f, 30.0f);
@@ -264,9 +321,10 @@ void expect_quantiser_equals_scalar(void (*vector_quantiser)(const float*, const
       for (size_t j = 0; j < 32; ++j) x[j] = (static_cast<float>(j) - 15.5f) * 256.0f;
       x[0] = 127.0f * 256.0f * 16.0f;
     }
+    const StepScope scope = trial % 2 == 0 ? StepScope::kGroup : StepScope::kBlock;
     QuantizedBlock scalar, vector;
-    quantize_block(x.data(), scalar.out());
-    vector_quantiser(x.data(), vector.out());
+    quantize_block(x.data(), scalar.out(), scope);
+    vector_quantiser(x.data(), vector.out(), scope);
     ASSERT_TRUE(std::equal(std::begin(scalar.q), std::end(scalar.q), vector.q)) << "trial " << trial;
     ASSERT_TRUE(
         std::equal(std::begin(scalar.ymm_neg_sums), std::end(scalar.ymm_neg_sums), vector.ymm_neg_sums));

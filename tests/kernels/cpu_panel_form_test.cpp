@@ -37,14 +37,15 @@ BothForms random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
 }
 
 // Runs `want` on the rows and `got` on the panels over rows [begin, end) of every token; rows outside the
-// range must stay untouched (both sides start from the same filler).
+// range must stay untouched (both sides start from the same filler). Tokens from `block_steps_from` on
+// are quantised with block steps (act_quant.h).
 void expect_equal(Pq2RowsKernel want, Pq2RowsKernel got, int64_t rows, int64_t cols, int64_t tokens,
-                  int64_t begin, int64_t end) {
+                  int64_t begin, int64_t end, int64_t block_steps_from = kNoBlockSteps) {
   const BothForms w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * 131 + rows * 7 + cols));
   const std::vector<float> x =
       testing_support::random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols), 61, 8.0f);
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, block_steps_from);
   std::vector<float> expected(static_cast<size_t>(rows * tokens), -7.0f), actual(expected);
   want(expected.data(), rows, w.rows, acts, begin, end);
   got(actual.data(), rows, w.panels, acts, begin, end);
@@ -81,17 +82,23 @@ TEST(CpuPanelForm, GroupKernelEqualsAvx512GroupOrderBitForBit) {
   expect_equal(pq2_rows_avx512_groups, pq2_panel_form_rows_groups, 40, 17408, 33, 0, 40);  // 2 token chunks
 }
 
-// Prompt sizes from kAmxMinTokens on: token tiles short and whole, and two token chunks at K = 17408.
+// Prompt sizes from kAmxMinTokens on: token tiles short and whole, and two token chunks at K = 17408; with
+// group steps (K = 32 tiles) and block steps (K = 64).
 TEST(CpuPanelForm, AmxKernelEqualsRowsAmxBitForBit) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU";
-  for (int64_t tokens : {kAmxMinTokens, int64_t{17}, int64_t{33}})
-    for (int64_t rows : {1, 15, 16, 17, 40, 64})
-      for (int64_t cols : {128, 640, 5120}) {
-        expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, 0, rows);
-        if (rows > 16) expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, 5, rows - 2);
-        if (rows > 16) expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, 16, rows);
-      }
-  expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, 40, 17408, 50, 0, 40);
+  for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}}) {
+    const auto check = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
+      expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, begin, end, block_steps_from);
+    };
+    for (int64_t tokens : {kAmxMinTokens, int64_t{17}, int64_t{33}})
+      for (int64_t rows : {1, 15, 16, 17, 40, 64})
+        for (int64_t cols : {128, 640, 5120}) {
+          check(rows, cols, tokens, 0, rows);
+          if (rows > 16) check(rows, cols, tokens, 5, rows - 2);
+          if (rows > 16) check(rows, cols, tokens, 16, rows);
+        }
+    check(40, 17408, 50, 0, 40);
+  }
 }
 #endif
 

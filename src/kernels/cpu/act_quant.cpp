@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <new>
 
@@ -55,9 +56,12 @@ void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
   capacity_blocks_ = blocks;
 }
 
-QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool) {
+QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool,
+                                  int64_t block_steps_from) {
   reserve(k, n_tokens);
   const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
+  // Blocks from here on belong to tokens quantised with block steps.
+  const int64_t first_block_step = k / kActBlock * std::min(n_tokens, std::max<int64_t>(0, block_steps_from));
   auto quantize_one = quantize_block;
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vnni()) {
@@ -71,7 +75,8 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
       quantize_one(x + b * kActBlock,
                    ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
                                ymm_neg_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
-                               zmm_sums_.get() + b * kZmmSums});
+                               zmm_sums_.get() + b * kZmmSums},
+                   b < first_block_step ? StepScope::kGroup : StepScope::kBlock);
     }
   };
   constexpr int64_t kBlocksPerTask = 256;  // ~20 µs of work; a decode row is one task or a few
@@ -83,13 +88,32 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
       quantize_blocks(task * kBlocksPerTask, std::min(blocks, (task + 1) * kBlocksPerTask));
     });
   }
-  return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_neg_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
-                       k,        n_tokens};
+  return QuantizedActs{q_.get(),
+                       ymm_scales_.get(),
+                       ymm_neg_sums_.get(),
+                       zmm_scales_.get(),
+                       zmm_sums_.get(),
+                       k,
+                       n_tokens,
+                       std::min(n_tokens, std::max<int64_t>(0, block_steps_from))};
 }
 
-void quantize_block(const float* x, const ActBlockOut& out) {
+float block_step(const float (&group_steps)[kActBlock / kActGroup]) {
+  float most = 0.0f;
+  for (const float step : group_steps) {
+    if (std::isnan(step)) return step;
+    most = std::max(most, step);
+  }
+  if (most == 0.0f) return 0.0f;
+  int exponent = 0;
+  const float fraction = std::frexp(std::max(most, kLeastBlockStep), &exponent);  // in [0.5, 1)
+  return std::ldexp(1.0f, fraction == 0.5f ? exponent - 1 : exponent);
+}
+
+void quantize_block(const float* x, const ActBlockOut& out, StepScope scope) {
   float steps[kGroups];
   for (int64_t g = 0; g < kGroups; ++g) steps[g] = group_step(x + g * kActGroup);
+  if (scope == StepScope::kBlock) std::fill(std::begin(steps), std::end(steps), block_step(steps));
   int8_t* hi = out.q;
   int8_t* lo = out.q + kActBlock;
   for (int64_t s = 0; s < 4; ++s) {

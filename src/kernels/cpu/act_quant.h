@@ -15,8 +15,16 @@
 // the "− Σ x" term in integers: ymm, −Σ (256·hi + lo) over the lane's bytes (the value the kernels start
 // their lane sums from); zmm, −Σ hi (the value the kernel starts its hi chain from) then Σ lo, 16 lanes
 // each.
+//
+// Prompt tokens take one step per block (StepScope::kBlock): the smallest power of two at least every
+// group's step, so the four groups share it. Then each group's exact dot times the step is exact in fp32,
+// and the group order's sum of four products (pq2_matmul.h) equals the block's one product bit for bit:
+// a kernel may sum a block's integers before it scales (the AMX prompt kernel does). A value's error is
+// then at most 1/16256 of its block's largest (1/32512 of its group's with group steps); the blockwise
+// Hadamard rotation before every ternary matmul spreads a block's values, so its groups are alike.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,8 +40,15 @@ inline constexpr int64_t kActGroup = 32;        // values sharing one scale
 inline constexpr int64_t kActBlockBytes = 256;  // hi plane + lo plane
 inline constexpr int64_t kYmmLanes = 8;
 inline constexpr int64_t kZmmLanes = 16;
-inline constexpr int64_t kZmmSums = 2 * kZmmLanes;  // −Σ hi, then Σ lo
-inline constexpr float kLoDigit = 256.0f;           // weight of hi relative to lo
+inline constexpr int64_t kZmmSums = 2 * kZmmLanes;   // −Σ hi, then Σ lo
+inline constexpr float kLoDigit = 256.0f;            // weight of hi relative to lo
+inline constexpr int64_t kNoBlockSteps = INT64_MAX;  // QuantizedActs::block_steps_from: no token has them
+// The smallest block step: below it a step times a group's dot could be subnormal and round.
+inline constexpr float kLeastBlockStep = 0x1p-100f;
+
+// Whose largest value sets a step: each group of 32 (decode tokens), or the whole block of 128 (prompt
+// tokens; see above).
+enum class StepScope { kGroup, kBlock };
 
 // A read-only view of quantised activations for n_tokens rows of k values (k a multiple of 128).
 struct QuantizedActs {
@@ -44,7 +59,10 @@ struct QuantizedActs {
   const int32_t* zmm_sums = nullptr;      // [n_tokens][k/128][16]
   int64_t k = 0;
   int64_t n_tokens = 0;
+  int64_t block_steps_from = kNoBlockSteps;  // tokens from this one on were quantised with block steps
 
+  // Every token's blocks have one power-of-two step for their four groups (StepScope::kBlock).
+  bool block_steps() const { return block_steps_from <= 0; }
   int64_t blocks() const { return k / kActBlock; }
   const int8_t* token_q(int64_t t) const { return q + t * blocks() * kActBlockBytes; }
   const float* token_ymm_scales(int64_t t) const { return ymm_scales + t * blocks() * kYmmLanes; }
@@ -59,7 +77,8 @@ struct QuantizedActs {
             token_zmm_scales(first),
             token_zmm_sums(first),
             k,
-            count};
+            count,
+            block_steps_from - std::min(first, block_steps_from)};
   }
 };
 
@@ -82,8 +101,10 @@ class ActBuffer {
  public:
   void reserve(int64_t k, int64_t n_tokens);
   // Quantises x: [n_tokens][k] (k a multiple of 128; fails with Error(kInternal) otherwise) into this
-  // buffer, growing it if needed, and returns the view. Blocks are spread over `pool` when given.
-  QuantizedActs quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool = nullptr);
+  // buffer, growing it if needed, and returns the view: tokens before `block_steps_from` with group steps,
+  // the rest with block steps. Blocks are spread over `pool` when given.
+  QuantizedActs quantize(const float* x, int64_t k, int64_t n_tokens, ThreadPool* pool = nullptr,
+                         int64_t block_steps_from = kNoBlockSteps);
 
  private:
   struct AlignedFree {
@@ -95,12 +116,17 @@ class ActBuffer {
   size_t capacity_blocks_ = 0;
 };
 
+// The step the four groups of a block share under StepScope::kBlock, from their own steps: NaN if one
+// is NaN, 0 if all are 0, else the smallest power of two at least each of them and kLeastBlockStep.
+float block_step(const float (&group_steps)[kActBlock / kActGroup]);
+
 // Quantises one block of 128 values. A group holding a NaN or infinity gets scale NaN and digits 0, so
-// the non-finite value reaches the output; an all-zero group gets scale 0.
-void quantize_block(const float* x, const ActBlockOut& out);
+// the non-finite value reaches the output (under kBlock the whole block does); an all-zero group gets
+// scale 0.
+void quantize_block(const float* x, const ActBlockOut& out, StepScope scope = StepScope::kGroup);
 // The same, byte for byte, with AVX2 + FMA, or with AVX-512 (F, BW, VNNI); run only where cpu_features()
 // reports them.
-void quantize_block_avx2(const float* x, const ActBlockOut& out);
-void quantize_block_avx512(const float* x, const ActBlockOut& out);
+void quantize_block_avx2(const float* x, const ActBlockOut& out, StepScope scope = StepScope::kGroup);
+void quantize_block_avx512(const float* x, const ActBlockOut& out, StepScope scope = StepScope::kGroup);
 
 }  // namespace tern::kernels::cpu

@@ -4,8 +4,10 @@
 // planes.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "kernels/cpu/act_quant.h"
@@ -77,16 +79,19 @@ __m256i lane_sums(const int8_t* planes, int64_t a, int64_t b) {
 
 }  // namespace
 
-void quantize_block_avx2(const float* x, const ActBlockOut& out) {
+void quantize_block_avx2(const float* x, const ActBlockOut& out, StepScope scope) {
+  __m256 v[kGroups][kVectorsPerGroup];
   float steps[kGroups];
   for (int64_t g = 0; g < kGroups; ++g) {
-    __m256 v[kVectorsPerGroup];
-    for (int i = 0; i < kVectorsPerGroup; ++i) v[i] = _mm256_loadu_ps(x + kActGroup * g + 8 * i);
-    steps[g] = group_step(v);
+    for (int i = 0; i < kVectorsPerGroup; ++i) v[g][i] = _mm256_loadu_ps(x + kActGroup * g + 8 * i);
+    steps[g] = group_step(v[g]);
+  }
+  if (scope == StepScope::kBlock) std::fill(std::begin(steps), std::end(steps), block_step(steps));
+  for (int64_t g = 0; g < kGroups; ++g) {
     __m256i hi[kVectorsPerGroup] = {}, lo[kVectorsPerGroup] = {};
     if (steps[g] > 0.0f) {  // false for 0 and NaN: the digits stay 0
       const __m256 step = _mm256_set1_ps(steps[g]);
-      for (int i = 0; i < kVectorsPerGroup; ++i) digits(v[i], step, hi[i], lo[i]);
+      for (int i = 0; i < kVectorsPerGroup; ++i) digits(v[g][i], step, hi[i], lo[i]);
     }
     store_group(hi, g, out.q);
     store_group(lo, g, out.q + kActBlock);

@@ -3,7 +3,9 @@
 // with one in-lane byte shuffle and one cross-lane dword permute per 64 bytes.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cfloat>
+#include <iterator>
 #include <limits>
 
 #include "kernels/cpu/act_quant.h"
@@ -59,13 +61,14 @@ __m512i pack_natural(const __m512i d0, const __m512i d1, const __m512i d2, const
 
 }  // namespace
 
-void quantize_block_avx512(const float* x, const ActBlockOut& out) {
+void quantize_block_avx512(const float* x, const ActBlockOut& out, StepScope scope) {
   __m512 v[8];
   for (int i = 0; i < 8; ++i) v[i] = _mm512_loadu_ps(x + 16 * i);
   float steps[kGroups];
+  for (int64_t g = 0; g < kGroups; ++g) steps[g] = group_step(v[2 * g], v[2 * g + 1]);
+  if (scope == StepScope::kBlock) std::fill(std::begin(steps), std::end(steps), block_step(steps));
   __m512i hi[8], lo[8];
   for (int64_t g = 0; g < kGroups; ++g) {
-    steps[g] = group_step(v[2 * g], v[2 * g + 1]);
     for (int64_t h = 2 * g; h < 2 * g + 2; ++h) {
       if (steps[g] > 0.0f) {  // false for 0 and NaN: the digits stay 0
         digits(v[h], _mm512_set1_ps(steps[g]), hi[h], lo[h]);

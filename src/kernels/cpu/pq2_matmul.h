@@ -16,7 +16,9 @@
 //   s_g its step, in fp32
 //     acc = fma((D_0·s_0 + D_1·s_1) + (D_2·s_2 + D_3·s_3), d_w, acc)    (each product rounded)
 //   over the blocks in order from acc = 0. All of them round identically, so an AMX, an AVX-512 and an
-//   AVX-VNNI server compute the same prompt.
+//   AVX-VNNI server compute the same prompt. Prompt tokens are quantised with block steps (act_quant.h:
+//   s_0 = … = s_3 = s, a power of two), under which each product and sum above is exact and the line is
+//   acc = fma((D_0 + D_1 + D_2 + D_3)·s, d_w, acc): the AMX kernel sums a block in its tiles.
 // Decode tokens always take the decode kernel and prompt tokens the prompt kernel, whatever else shares
 // the matmul; where AVX-512 VNNI or AVX-VNNI exists every prompt token is in group order, whether its
 // chunk is one token or 512 (elsewhere, prompt tokens take the decode kernel: with AVX2's `vpmaddubsw`
