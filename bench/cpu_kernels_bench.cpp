@@ -229,12 +229,14 @@ BENCHMARK(BM_ArgmaxScan)->Unit(benchmark::kMicrosecond);
 // The in-L2 shape of the Hot benchmarks: 128 rows x 5120 = 680 KiB of PQ2_0.
 constexpr int64_t kHotK = 5120, kHotN = 128;
 
-// Runs `kernel` on w (kHotN x kHotK, any form) for `tokens` tokens on the calling thread: the
-// instruction-bound rate.
-void run_hot_kernel(benchmark::State& state, const TernaryMatrix& w, Pq2RowsKernel kernel, int64_t tokens) {
+// Runs `kernel` on w (kHotN x kHotK, any form) for `tokens` tokens on the calling thread, the activations
+// quantised with `steps`: the instruction-bound rate.
+void run_hot_kernel(benchmark::State& state, const TernaryMatrix& w, Pq2RowsKernel kernel, int64_t tokens,
+                    StepScope steps = StepScope::kGroup) {
   const std::vector<float> x = gaussian(kHotK * tokens);
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), kHotK, tokens);
+  const QuantizedActs acts =
+      buffer.quantize(x.data(), kHotK, tokens, nullptr, steps == StepScope::kBlock ? 0 : kNoBlockSteps);
   std::vector<float> y(static_cast<size_t>(kHotN * tokens));
   for (auto _ : state) {
     pq2_matmul(y.data(), w, acts, nullptr, kernel);
@@ -252,8 +254,8 @@ void run_hot_named(benchmark::State& state, const TernaryMatrix& w, std::span<co
   state.SetLabel(label);
 }
 
-// Every kernel this CPU runs on the in-L2 shape (args: index into runnable_kernels(), tokens), single
-// thread.
+// Every kernel this CPU runs on the in-L2 shape (args: index into runnable_kernels(), tokens, 1 for
+// block steps as prompt tokens take, 0 for group steps), single thread.
 void BM_Pq2KernelHot(benchmark::State& state) {
   const auto kernels = runnable_kernels();
   const auto index = static_cast<size_t>(state.range(0));
@@ -262,11 +264,12 @@ void BM_Pq2KernelHot(benchmark::State& state) {
     return;
   }
   const TernaryMatrix w{weight_arena(), kHotN, kHotK, kHotK / 128 * kPq2BlockBytes};
-  run_hot_kernel(state, w, kernels[index].second, state.range(1));
+  run_hot_kernel(state, w, kernels[index].second, state.range(1),
+                 state.range(2) != 0 ? StepScope::kBlock : StepScope::kGroup);
   state.SetLabel(kernels[index].first);
 }
 BENCHMARK(BM_Pq2KernelHot)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}, {1, 0}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)

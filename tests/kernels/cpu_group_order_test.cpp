@@ -149,31 +149,36 @@ TEST(CpuPq2AmxFew, EqualsAvx512GroupOrderBitForBit) {
 }
 
 // The AVX-512 and AVX-VNNI panel kernels sum the same exact group integers in the same fp32 order as the
-// group kernel, so they must give its bits for any token count (whole and partial token tiles, several
+// group kernel (with block steps, a block's integers scaled once: the same value), so they must give its
+// bits for any token count (whole and partial token tiles, several
 // token chunks), row count and row range (short panels of either height, ranges mid-panel), and leave the
 // rows outside their range alone.
 TEST(CpuPq2Panels, EqualAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   std::vector<Pq2RowsKernel> kernels{pq2_rows_avx512_panels};
   if (cpu_features().has_avx_vnni()) kernels.push_back(pq2_rows_avxvnni_panels);
-  const auto compare = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
+  const auto compare = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin,
+                           int64_t block_steps_from) {
     const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
     const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols));
     ActBuffer buffer;
-    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, block_steps_from);
     std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f);
     pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
     for (Pq2RowsKernel kernel : kernels) {
       std::vector<float> panels(groups.size(), -7.0f);
       kernel(panels.data(), rows, w.view, acts, begin, rows);
       EXPECT_EQ(groups, panels) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from row "
-                                << begin;
+                                << begin << (block_steps_from == 0 ? ", block steps" : "");
     }
   };
-  for (int64_t tokens : {1, 2, 3, 4, 5, 8, 9, 17})
-    for (int64_t rows : {1, 7, 8, 13, 16, 24, 40})
-      for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 5 : 0);
-  compare(20, 17408, 33, 3);  // more tokens than one activation chunk holds at this width
+  for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}}) {  // group steps, then block steps
+    for (int64_t tokens : {1, 2, 3, 4, 5, 8, 9, 17})
+      for (int64_t rows : {1, 7, 8, 13, 16, 24, 40})
+        for (int64_t cols : {128, 640, 5120})
+          compare(rows, cols, tokens, rows > 16 ? 5 : 0, block_steps_from);
+    compare(20, 17408, 33, 3, block_steps_from);  // more tokens than one activation chunk holds at this width
+  }
 }
 
 // On a CPU with AVX-VNNI but no AVX-512 there is no group kernel to compare with: the scalar kernel's

@@ -74,12 +74,17 @@ TEST(CpuPanelForm, LaneKernelEqualsScalarBitForBit) {
   });
 }
 
+// With group steps, and with block steps (the panel kernel's chains then run through a block).
 TEST(CpuPanelForm, GroupKernelEqualsAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
-  for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
-    expect_equal(pq2_rows_avx512_groups, pq2_panel_form_rows_groups, rows, cols, tokens, begin, end);
-  });
-  expect_equal(pq2_rows_avx512_groups, pq2_panel_form_rows_groups, 40, 17408, 33, 0, 40);  // 2 token chunks
+  for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}}) {
+    const auto check = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
+      expect_equal(pq2_rows_avx512_groups, pq2_panel_form_rows_groups, rows, cols, tokens, begin, end,
+                   block_steps_from);
+    };
+    for_each_edge(check);
+    check(40, 17408, 33, 0, 40);  // 2 token chunks
+  }
 }
 
 // Prompt sizes from kAmxMinTokens on: token tiles short and whole, and two token chunks at K = 17408; with

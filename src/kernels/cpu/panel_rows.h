@@ -3,7 +3,9 @@
 // Each kernel supplies a Panel policy:
 //   Panel::kRows, Panel::kBlockBytes (expanded codes of one panel and block), Panel::kTokenTile (≤ 3)
 //   Panel::expand(w, row, valid, codes, d_w)    rows [row, row + valid) of w, block after block
-//   Panel::pair_block<T>(codes[2], d_w[2], tokens[T], acc[T])   acc[t] += block × token t, group order
+//   Panel::pair_block<T, kBlockSteps>(codes[2], d_w[2], tokens[T], acc[T])
+//                                               acc[t] += block × token t, group order; with kBlockSteps
+//                                               (act_quant.h) the block's sums scaled once, the same value
 //   Panel::store(y, acc, valid)                 the first `valid` of kRows sums
 // Included only by files compiled for those ISAs; the policies live in each file's anonymous namespace,
 // so every instantiation is compiled for its own ISA.
@@ -45,6 +47,11 @@ struct PanelTokenBlock {
   const float* steps;
 };
 
+// The block's −Σ(256·hi + lo): where its groups share a step, the one start of its digit chains.
+inline int32_t block_neg_sum(const PanelTokenBlock& token) {
+  return (token.neg_sums[0] + token.neg_sums[1]) + (token.neg_sums[2] + token.neg_sums[3]);
+}
+
 template <class Panel>
 struct PanelScratch {
   GrowBuffer<uint8_t> codes;           // [2 panels][blocks][Panel::kBlockBytes]
@@ -54,7 +61,7 @@ struct PanelScratch {
 };
 
 // Block b of a panel pair for the chunk's `count` tokens from `first` (acc: [count][2][rows]).
-template <class Panel>
+template <class Panel, bool kBlockSteps>
 void panel_pair_block_tokens(const uint8_t* const codes[2], const float* const d_w[2], const QuantizedActs& a,
                              const int32_t* neg_sums, int64_t first, int64_t count, int64_t b, float* acc) {
   static_assert(Panel::kTokenTile <= 3, "the tail below handles at most two tokens");
@@ -68,7 +75,7 @@ void panel_pair_block_tokens(const uint8_t* const codes[2], const float* const d
                                   a.token_ymm_scales(first + t + i) + b * kYmmLanes};
       out[i] = acc + (t + i) * 2 * Panel::kRows;
     }
-    Panel::template pair_block<T>(codes, d_w, tokens, out);
+    Panel::template pair_block<T, kBlockSteps>(codes, d_w, tokens, out);
   };
   int64_t t = 0;
   for (; t + Panel::kTokenTile <= count; t += Panel::kTokenTile)
@@ -78,9 +85,9 @@ void panel_pair_block_tokens(const uint8_t* const codes[2], const float* const d
 }
 
 // y[t · y_stride + r] for rows [row_begin, row_end) and every token of `a`.
-template <class Panel>
-void panel_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
-                int64_t row_end) {
+template <class Panel, bool kBlockSteps>
+void panel_rows_of(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                   int64_t row_begin, int64_t row_end) {
   constexpr int kRows = Panel::kRows;
   constexpr int64_t kBlockBytes = Panel::kBlockBytes;
   thread_local PanelScratch<Panel> scratch;
@@ -107,12 +114,23 @@ void panel_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const Quanti
         const uint8_t* const block_codes[2] = {codes + b * kBlockBytes,
                                                codes + (second * blocks + b) * kBlockBytes};
         const float* const block_d_w[2] = {d_w + b * kRows, d_w + (second * blocks + b) * kRows};
-        panel_pair_block_tokens<Panel>(block_codes, block_d_w, a, neg_sums, first, count, b, acc);
+        panel_pair_block_tokens<Panel, kBlockSteps>(block_codes, block_d_w, a, neg_sums, first, count, b,
+                                                    acc);
       }
       for (int p = 0; p <= second; ++p)
         for (int64_t t = 0; t < count; ++t)
           Panel::store(y + (first + t) * y_stride + row + p * kRows, acc + (t * 2 + p) * kRows, valid[p]);
     }
+  }
+}
+
+template <class Panel>
+void panel_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
+                int64_t row_end) {
+  if (a.block_steps()) {
+    panel_rows_of<Panel, true>(y, y_stride, w, a, row_begin, row_end);
+  } else {
+    panel_rows_of<Panel, false>(y, y_stride, w, a, row_begin, row_end);
   }
 }
 

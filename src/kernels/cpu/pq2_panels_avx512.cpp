@@ -13,8 +13,10 @@
 // the digit shift and add, a convert and the step product; per block, panel and token the group order's
 // three adds and the FMA with d_w. Panels go in pairs and tokens in threes, so each digit broadcast
 // serves two products and each code vector six: with one panel the loop issued more loads than products
-// and ran ≈ 1.45× slower than with the broadcasts hoisted out (12-01, in L2). Bit-identical to
-// pq2_rows_avx512_groups and so to the AMX kernels.
+// and ran ≈ 1.45× slower than with the broadcasts hoisted out (12-01, in L2). With block steps
+// (act_quant.h: prompt tokens) the chains run through the block and the digits are joined, converted and
+// scaled once a block, not once a group: 0.86× the time in L2 (BM_Pq2KernelHot/6/64/1 against /0, Emerald
+// Rapids). Bit-identical to pq2_rows_avx512_groups and so to the AMX kernels.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -54,21 +56,40 @@ struct Zmm16Panel {
       _mm512_store_si512(out + s * 64, _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
   }
 
+  // acc[t] += block × token t under block steps: fma((256·Hi + Lo)·s, d_w, acc), the group order's value.
+  template <int T>
+  static void finish_block(const __m512i (&dot_hi)[2][T], const __m512i (&dot_lo)[2][T],
+                           const float* const d_w[2], const PanelTokenBlock tokens[T], float* const acc[T]) {
+    for (int t = 0; t < T; ++t) {
+      const __m512 step = _mm512_set1_ps(tokens[t].steps[0]);
+      for (int p = 0; p < 2; ++p) {
+        const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(dot_hi[p][t], 8), dot_lo[p][t]);
+        float* out = acc[t] + p * kPanelRows;
+        _mm512_store_ps(out, _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot), step),
+                                             _mm512_load_ps(d_w[p]), _mm512_load_ps(out)));
+      }
+    }
+  }
+
   // acc[t] (two panels × 16 rows, in memory) += block b of a panel pair × T tokens in the group order:
   // per row and token fma((P0 + P1) + (P2 + P3), d_w, acc). Each digit broadcast serves both panels and
   // each code vector both digits of every token, so the loop issues fewer loads than products.
-  template <int T>
+  template <int T, bool kBlockSteps>
   static void pair_block(const uint8_t* const codes[2], const float* const d_w[2],
                          const PanelTokenBlock tokens[T], float* const acc[T]) {
     __m512 pair01[2][T], even[2][T];
+    __m512i dot_hi[2][T], dot_lo[2][T];
 #pragma GCC unroll 4
     for (int g = 0; g < kPanelGroups; ++g) {
-      __m512i dot_hi[2][T], dot_lo[2][T];
-      for (int t = 0; t < T; ++t) {
-        const __m512i neg_sum = _mm512_set1_epi32(tokens[t].neg_sums[g]);
-        for (int p = 0; p < 2; ++p) {
-          dot_hi[p][t] = _mm512_setzero_si512();
-          dot_lo[p][t] = neg_sum;
+      // Under block steps the chains run through the block from its −Σ(256·hi + lo) (|256·Σ hi| < 2^24).
+      if (!kBlockSteps || g == 0) {
+        for (int t = 0; t < T; ++t) {
+          const __m512i neg_sum =
+              _mm512_set1_epi32(kBlockSteps ? block_neg_sum(tokens[t]) : tokens[t].neg_sums[g]);
+          for (int p = 0; p < 2; ++p) {
+            dot_hi[p][t] = _mm512_setzero_si512();
+            dot_lo[p][t] = neg_sum;
+          }
         }
       }
 #pragma GCC unroll 8
@@ -84,6 +105,10 @@ struct Zmm16Panel {
           dot_lo[0][t] = _mm512_dpbusd_epi32(dot_lo[0][t], code0, lo);
           dot_lo[1][t] = _mm512_dpbusd_epi32(dot_lo[1][t], code1, lo);
         }
+      }
+      if constexpr (kBlockSteps) {
+        if (g == kPanelGroups - 1) finish_block<T>(dot_hi, dot_lo, d_w, tokens, acc);
+        continue;
       }
       for (int t = 0; t < T; ++t) {
         const __m512 step = _mm512_set1_ps(tokens[t].steps[2 * g]);

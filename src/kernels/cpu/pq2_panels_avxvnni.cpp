@@ -9,7 +9,8 @@
 // lane r holds field s of qs dword 2g + h of row r, the four codes that meet one dword of the digit planes,
 // and one `vpdpbusd` (hi digits from 0, lo digits from the group's −Σ(256·hi + lo)) takes a broadcast of
 // those four digits against eight rows. Panels go in pairs and tokens in twos (sixteen ymm registers: eight
-// dot chains, two code vectors, two broadcasts). Bit-identical to pq2_rows_avx512_groups.
+// dot chains, two code vectors, two broadcasts); with block steps the chains run through the block, as in
+// the AVX-512 kernel (the same time in L2 on Emerald Rapids). Bit-identical to pq2_rows_avx512_groups.
 //
 // Why AVX-VNNI only: with AVX2's `vpmaddubsw`, a group's products cost what they cost in the lane-order
 // kernel (a `vpmaddubsw` and an int16 add per 32 products either way), and the expansion and group steps
@@ -83,20 +84,39 @@ struct Ymm8Panel {
     }
   }
 
+  // acc[t] += block × token t under block steps: fma((256·Hi + Lo)·s, d_w, acc), the group order's value.
+  template <int T>
+  static void finish_block(const __m256i (&dot_hi)[2][T], const __m256i (&dot_lo)[2][T],
+                           const float* const d_w[2], const PanelTokenBlock tokens[T], float* const acc[T]) {
+    for (int t = 0; t < T; ++t) {
+      const __m256 step = _mm256_set1_ps(tokens[t].steps[0]);
+      for (int p = 0; p < 2; ++p) {
+        const __m256i dot = _mm256_add_epi32(_mm256_slli_epi32(dot_hi[p][t], 8), dot_lo[p][t]);
+        float* out = acc[t] + p * kRows;
+        _mm256_store_ps(out, _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(dot), step),
+                                             _mm256_load_ps(d_w[p]), _mm256_load_ps(out)));
+      }
+    }
+  }
+
   // acc[t] (two panels × 8 rows, in memory) += block b of a panel pair × T tokens in the group order:
   // per row and token fma((P0 + P1) + (P2 + P3), d_w, acc), as pq2_rows_avx512_groups rounds it.
-  template <int T>
+  template <int T, bool kBlockSteps>
   static void pair_block(const uint8_t* const codes[2], const float* const d_w[2],
                          const PanelTokenBlock tokens[T], float* const acc[T]) {
     __m256 pair01[2][T], even[2][T];
+    __m256i dot_hi[2][T], dot_lo[2][T];
 #pragma GCC unroll 4
     for (int g = 0; g < kPanelGroups; ++g) {
-      __m256i dot_hi[2][T], dot_lo[2][T];
-      for (int t = 0; t < T; ++t) {
-        const __m256i neg_sum = _mm256_set1_epi32(tokens[t].neg_sums[g]);
-        for (int p = 0; p < 2; ++p) {
-          dot_hi[p][t] = _mm256_setzero_si256();
-          dot_lo[p][t] = neg_sum;
+      // Under block steps the chains run through the block from its −Σ(256·hi + lo) (|256·Σ hi| < 2^24).
+      if (!kBlockSteps || g == 0) {
+        for (int t = 0; t < T; ++t) {
+          const __m256i neg_sum =
+              _mm256_set1_epi32(kBlockSteps ? block_neg_sum(tokens[t]) : tokens[t].neg_sums[g]);
+          for (int p = 0; p < 2; ++p) {
+            dot_hi[p][t] = _mm256_setzero_si256();
+            dot_lo[p][t] = neg_sum;
+          }
         }
       }
 #pragma GCC unroll 8
@@ -114,6 +134,10 @@ struct Ymm8Panel {
           dot_lo[0][t] = _mm256_dpbusd_avx_epi32(dot_lo[0][t], code0, lo);
           dot_lo[1][t] = _mm256_dpbusd_avx_epi32(dot_lo[1][t], code1, lo);
         }
+      }
+      if constexpr (kBlockSteps) {
+        if (g == kPanelGroups - 1) finish_block<T>(dot_hi, dot_lo, d_w, tokens, acc);
+        continue;
       }
       for (int t = 0; t < T; ++t) {
         const __m256 step = _mm256_set1_ps(tokens[t].steps[2 * g]);
