@@ -104,27 +104,40 @@ TEST(CpuPq2Amx, EqualsAvx512GroupOrderBitForBit) {
   }
 }
 
+// Compares the AMX kernel with the group kernel on activations quantised with block steps from
+// `block_steps_from` on.
+void expect_amx_equals_groups(int64_t rows, int64_t cols, int64_t tokens, int64_t begin,
+                              int64_t block_steps_from) {
+  const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
+  const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + 3 * cols));
+  ActBuffer buffer;
+  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, block_steps_from);
+  std::vector<float> vnni(static_cast<size_t>(rows * tokens), -7.0f), amx(vnni);
+  pq2_rows_avx512_groups(vnni.data(), rows, w.view, acts, begin, rows);
+  pq2_rows_amx(amx.data(), rows, w.view, acts, begin, rows);
+  EXPECT_EQ(vnni, amx) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from " << begin
+                       << (block_steps_from == 0 ? ", block steps" : "");
+}
+
 // With block steps (act_quant.h: one power-of-two step for a block's four groups) the AMX kernel sums a
 // block's integers in its tiles (K = 64) and scales them once; the group order's four products then add
 // exactly, so it still gives the group kernel's bits: token tiles short, whole and several, row ranges
-// mid-panel, short panels, and more tokens than one activation chunk holds at K = 17408.
+// mid-panel, short panels, and K cut into segments (17408 with 70 tokens: three).
 TEST(CpuPq2Amx, WithBlockStepsEqualsAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
-  const auto compare = [](int64_t rows, int64_t cols, int64_t tokens, int64_t begin) {
-    const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
-    const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + 3 * cols));
-    ActBuffer buffer;
-    const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, 0);
-    ASSERT_TRUE(acts.block_steps());
-    std::vector<float> vnni(static_cast<size_t>(rows * tokens), -7.0f), amx(vnni);
-    pq2_rows_avx512_groups(vnni.data(), rows, w.view, acts, begin, rows);
-    pq2_rows_amx(amx.data(), rows, w.view, acts, begin, rows);
-    EXPECT_EQ(vnni, amx) << "rows " << rows << " cols " << cols << " tokens " << tokens << " from " << begin;
-  };
   for (int64_t tokens : {1, 2, 5, 16, 17, 33, 40})
     for (int64_t rows : {13, 40})
-      for (int64_t cols : {128, 640, 5120}) compare(rows, cols, tokens, rows > 16 ? 5 : 0);
-  compare(20, 17408, 70, 3);
+      for (int64_t cols : {128, 640, 5120})
+        expect_amx_equals_groups(rows, cols, tokens, rows > 16 ? 5 : 0, 0);
+  expect_amx_equals_groups(20, 17408, 70, 3, 0);
+}
+
+// More tokens than one chunk (512) and K in several segments, with either steps: every segment after the
+// first continues its rows' sums from y.
+TEST(CpuPq2Amx, TwoChunksOfSegmentsEqualAvx512GroupOrderBitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}})
+    expect_amx_equals_groups(13, 5120, 530, 2, block_steps_from);
 }
 
 // The few-token kernel sums the same exact group integers in the same fp32 order as the group order, so

@@ -37,13 +37,15 @@ inline __m512i panel_row_offsets(const TernaryMatrix& w, int valid) {
   return _mm512_load_si512(offsets);
 }
 
-// Walks rows [row, row + valid) block by block: d_w[16·b + r] = row r's scale of block b as fp32, and
-// for each of the block's eight qs dwords, emit(b, dword, qs) with lane r of qs that dword of row r.
+// Walks rows [row, row + valid) over blocks [block_begin, block_end): d_w[16·b + r] = row r's scale of
+// block b as fp32, and for each of the block's eight qs dwords, emit(b, dword, qs) with lane r of qs that
+// dword of row r.
 template <class Emit>
-void gather_panel(const TernaryMatrix& w, int64_t row, int valid, float* d_w, Emit&& emit) {
+void gather_panel(const TernaryMatrix& w, int64_t row, int valid, int64_t block_begin, int64_t block_end,
+                  float* d_w, Emit&& emit) {
   const __m512i rows = panel_row_offsets(w, valid);
   const uint8_t* base = w.data + static_cast<size_t>(row) * w.row_bytes;
-  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+  for (int64_t b = block_begin; b < block_end; ++b) {
     const uint8_t* block = base + b * static_cast<int64_t>(kPq2BlockBytes);
     const __m512i scale_bits = _mm512_i32gather_epi32(rows, block, 1);  // low 16 bits: fp16 d
     _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(scale_bits)));
@@ -55,10 +57,11 @@ void gather_panel(const TernaryMatrix& w, int64_t row, int valid, float* d_w, Em
 // gather_panel's walk on the stored panel that starts at `row` of a PQ2_0 panels matrix (rows past the
 // matrix are stored as zeros): per block its d_w, then emit(b, dword, qs) with stored vector 8b + dword.
 template <class Emit>
-void load_stored_panel(const TernaryMatrix& w, int64_t row, float* d_w, Emit&& emit) {
+void load_stored_panel(const TernaryMatrix& w, int64_t row, int64_t block_begin, int64_t block_end,
+                       float* d_w, Emit&& emit) {
   const uint8_t* panel = w.data + static_cast<size_t>(row / kPanelRows) * quant::pq2_panel_bytes(w.cols);
   const uint8_t* vectors = panel + quant::pq2_panel_scale_bytes(w.cols);
-  for (int64_t b = 0; b < w.cols / kActBlock; ++b) {
+  for (int64_t b = block_begin; b < block_end; ++b) {
     const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * b));
     _mm512_store_ps(d_w + b * kPanelRows, _mm512_cvtph_ps(scales));
     for (int dword = 0; dword < 8; ++dword)

@@ -41,9 +41,10 @@ constexpr int kTokenTile = 16;  // tokens per activation tile
 constexpr int kGroups = static_cast<int>(kActBlock / kActGroup);
 constexpr int64_t kPanelGroupBytes = kActGroup * kPanelRows;      // a group's codes: 8 rows × 64 bytes
 constexpr int64_t kPanelBlockBytes = kGroups * kPanelGroupBytes;  // 2 KiB per panel and block
-// The activation copy of one token chunk (1.25 MiB) stays in L2 (2 MiB here) with a pair of expanded
-// panels (0.5 MiB at K = 17408) while the chunk sweeps the thread's panels.
+// The activation copy of one token chunk and K segment (1.25 MiB) stays in L2 (2 MiB here) with the
+// segment's expanded panel pair while the chunk sweeps the thread's panels.
 constexpr int64_t kChunkBytes = int64_t{5} << 18;
+constexpr int64_t kMaxChunkTokens = 512;
 constexpr int64_t kTileBlockBytes = 2 * kActBlock * kTokenTile;  // hi and lo tiles of a block: 4 KiB
 
 // K, the values one TDPBSSD takes per token: one scale group (32) where each group has its own step, so
@@ -80,11 +81,12 @@ struct ThreadScratch {
   GrowBuffer<float> d_w;      // [2][blocks][16 rows]
 };
 
-// Copies tokens [first, first + count) of `a` into tiles, the last one zero-padded.
+// Copies blocks [begin, begin + blocks) of tokens [first, first + count) of `a` into tiles, the last one
+// zero-padded.
 template <int K>
-void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* acts, float* steps) {
+void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int64_t begin, int64_t blocks,
+               int8_t* acts, float* steps) {
   using D = Depth<K>;
-  const int64_t blocks = a.blocks();
   if (count % kTokenTile != 0) {
     const int64_t last = count / kTokenTile;
     std::memset(acts + last * blocks * kTileBlockBytes, 0, static_cast<size_t>(blocks * kTileBlockBytes));
@@ -107,7 +109,7 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* act
     float* tile_steps = steps + t / kTokenTile * blocks * D::kTileBlockSteps + m * D::kSums;
     for (int64_t b = 0; b < blocks; ++b) {
       for (int digit = 0; digit < 2; ++digit) {  // hi plane, then lo plane
-        const int8_t* plane = q + b * kActBlockBytes + digit * kActBlock;
+        const int8_t* plane = q + (begin + b) * kActBlockBytes + digit * kActBlock;
         const __m512i lower = _mm512_loadu_si512(plane), upper = _mm512_loadu_si512(plane + 64);
         const __m512i natural[2] = {_mm512_permutex2var_epi8(lower, order0, upper),
                                     _mm512_permutex2var_epi8(lower, order1, upper)};
@@ -125,7 +127,7 @@ void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int8_t* act
       }
       // zmm lane 2g covers group g (under block steps every group's step is the block's).
       for (int g = 0; g < D::kSums; ++g)
-        tile_steps[b * D::kTileBlockSteps + g] = scales[b * kZmmLanes + 2 * g];
+        tile_steps[b * D::kTileBlockSteps + g] = scales[(begin + b) * kZmmLanes + 2 * g];
     }
   }
 }
@@ -158,19 +160,24 @@ class CodeUnpacker {
   const __m512i low2_ = _mm512_set1_epi8(3), one_ = _mm512_set1_epi8(1);
 };
 
-// Expands PQ2_0 rows [row, row + valid) into B tiles (a short panel repeats its last row) and their d_w.
+// Expands blocks [begin, end) of PQ2_0 rows [row, row + valid) into B tiles from `panel` (a short panel
+// repeats its last row), and their d_w (indexed by absolute block).
 struct GatheredRows {
-  static void unpack(const TernaryMatrix& w, int64_t row, int valid, int8_t* panel, float* d_w) {
+  static void unpack(const TernaryMatrix& w, int64_t row, int valid, int64_t begin, int64_t end,
+                     int8_t* panel, float* d_w) {
     const CodeUnpacker unpack;
-    gather_panel(w, row, valid, d_w, [&](int64_t b, int dword, __m512i qs) { unpack(panel, b, dword, qs); });
+    gather_panel(w, row, valid, begin, end, d_w,
+                 [&](int64_t b, int dword, __m512i qs) { unpack(panel, b - begin, dword, qs); });
   }
 };
 
-// Expands the stored panel that starts at `row` (quant/pq2_panels.h) into B tiles and its d_w.
+// The same from the stored panel that starts at `row` (quant/pq2_panels.h).
 struct StoredPanel {
-  static void unpack(const TernaryMatrix& w, int64_t row, int, int8_t* panel, float* d_w) {
+  static void unpack(const TernaryMatrix& w, int64_t row, int, int64_t begin, int64_t end, int8_t* panel,
+                     float* d_w) {
     const CodeUnpacker unpack;
-    load_stored_panel(w, row, d_w, [&](int64_t b, int dword, __m512i qs) { unpack(panel, b, dword, qs); });
+    load_stored_panel(w, row, begin, end, d_w,
+                      [&](int64_t b, int dword, __m512i qs) { unpack(panel, b - begin, dword, qs); });
   }
 };
 
@@ -192,9 +199,11 @@ __m512 block_sum(const int32_t (*dots)[2][kTokenTile][16], int m, const float* s
 }
 
 // y for the rows of two panels (`valid[p]` rows from `row + 16p`; valid[1] may be 0) and one token tile
-// (`tokens` real ones from `token`).
+// (`tokens` real ones from `token`), over `blocks` blocks of a K segment: the sums start from 0 in the
+// first segment and from y, the earlier segments' sums, in the others, so every segment continues the
+// block order.
 template <int K>
-void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const panels[2],
+void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, const int8_t* const panels[2],
                const float* const d_w[2], const int8_t* acts, const float* steps, int64_t row,
                const int valid[2], int64_t token, int tokens) {
   using D = Depth<K>;
@@ -202,6 +211,14 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
   alignas(64) float acc[2][kTokenTile][16];
   std::memset(acc, 0, sizeof acc);
   const int panel_count = valid[1] > 0 ? 2 : 1;
+  if (!first_segment) {
+    for (int p = 0; p < panel_count; ++p) {
+      const __mmask16 rows = static_cast<__mmask16>((1u << valid[p]) - 1u);
+      for (int m = 0; m < tokens; ++m)
+        _mm512_store_ps(acc[p][m],
+                        _mm512_maskz_loadu_ps(rows, y + (token + m) * y_stride + row + p * kPanelRows));
+    }
+  }
   const int8_t* const second = panels[panel_count - 1];  // a lone panel runs twice, the copy unused
   const auto store_dots = [&](int sum) {
     _tile_stored(4, dots[0][sum][0], 64);
@@ -248,41 +265,51 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, const int8_t* const p
   }
 }
 
-// The walk: token chunks, panel pairs unpacked once per chunk by Source::unpack, token tiles.
+// The walk: token chunks of up to kMaxChunkTokens, each over K segments whose activations fit kChunkBytes;
+// per segment the panel pairs are unpacked by Source::unpack once and swept by the chunk's token tiles.
+// A segment's expanded panel pair (kPanelBlockBytes a block and panel) stays in L1 or L2 beside the
+// segment's activations, and a matrix is expanded once per chunk whatever its K.
 template <class Source, int K>
 void amx_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
               int64_t row_end) {
   using D = Depth<K>;
   thread_local ThreadScratch scratch;
   const int64_t blocks = a.blocks();
-  const int64_t per_token = blocks * kActBlockBytes;
-  const int64_t chunk = std::max<int64_t>(kTokenTile, kChunkBytes / per_token / kTokenTile * kTokenTile);
-  const int64_t chunk_tiles = (std::min(chunk, a.n_tokens) + kTokenTile - 1) / kTokenTile;
-  int8_t* acts = scratch.acts.at_least(static_cast<size_t>(chunk_tiles * blocks * kTileBlockBytes));
-  float* steps = scratch.steps.at_least(static_cast<size_t>(chunk_tiles * blocks * D::kTileBlockSteps));
-  int8_t* panel_bytes = scratch.panels.at_least(static_cast<size_t>(2 * blocks * kPanelBlockBytes));
+  const int64_t chunk = std::min(kMaxChunkTokens, (a.n_tokens + kTokenTile - 1) / kTokenTile * kTokenTile);
+  const int64_t segment = std::clamp<int64_t>(kChunkBytes / (chunk * kActBlockBytes), 1, blocks);
+  const int64_t chunk_tiles = chunk / kTokenTile;
+  int8_t* acts = scratch.acts.at_least(static_cast<size_t>(chunk_tiles * segment * kTileBlockBytes));
+  float* steps = scratch.steps.at_least(static_cast<size_t>(chunk_tiles * segment * D::kTileBlockSteps));
+  int8_t* panel_bytes = scratch.panels.at_least(static_cast<size_t>(2 * segment * kPanelBlockBytes));
   float* d_w_values = scratch.d_w.at_least(static_cast<size_t>(2 * blocks * kPanelRows));
-  const int8_t* const panels[2] = {panel_bytes, panel_bytes + blocks * kPanelBlockBytes};
-  const float* const d_w[2] = {d_w_values, d_w_values + blocks * kPanelRows};
+  const int8_t* const panels[2] = {panel_bytes, panel_bytes + segment * kPanelBlockBytes};
 
   const amx::TileConfig config = tile_config<K>();
   const amx::TileScope tiles(config);
   for (int64_t first = 0; first < a.n_tokens; first += chunk) {
     const int64_t count = std::min(chunk, a.n_tokens - first);
-    copy_acts<K>(a, first, count, acts, steps);
-    for (int64_t row = row_begin; row < row_end; row += 2 * kPanelRows) {
-      const int valid[2] = {static_cast<int>(std::min<int64_t>(kPanelRows, row_end - row)),
-                            static_cast<int>(std::clamp<int64_t>(row_end - row - kPanelRows, 0, kPanelRows))};
-      for (int p = 0; p < 2; ++p) {
-        if (valid[p] > 0) {
-          Source::unpack(w, row + p * kPanelRows, valid[p], panel_bytes + p * blocks * kPanelBlockBytes,
-                         d_w_values + p * blocks * kPanelRows);
+    for (int64_t begin = 0; begin < blocks; begin += segment) {
+      const int64_t length = std::min(segment, blocks - begin);
+      copy_acts<K>(a, first, count, begin, length, acts, steps);
+      const float* const d_w[2] = {d_w_values + begin * kPanelRows,
+                                   d_w_values + (blocks + begin) * kPanelRows};
+      for (int64_t row = row_begin; row < row_end; row += 2 * kPanelRows) {
+        const int valid[2] = {
+            static_cast<int>(std::min<int64_t>(kPanelRows, row_end - row)),
+            static_cast<int>(std::clamp<int64_t>(row_end - row - kPanelRows, 0, kPanelRows))};
+        for (int p = 0; p < 2; ++p) {
+          if (valid[p] > 0) {
+            Source::unpack(w, row + p * kPanelRows, valid[p], begin, begin + length,
+                           panel_bytes + p * segment * kPanelBlockBytes,
+                           d_w_values + p * blocks * kPanelRows);
+          }
         }
-      }
-      for (int64_t t = 0; t < count; t += kTokenTile) {
-        pair_tile<K>(y, y_stride, blocks, panels, d_w, acts + t / kTokenTile * blocks * kTileBlockBytes,
-                     steps + t / kTokenTile * blocks * D::kTileBlockSteps, row, valid, first + t,
-                     static_cast<int>(std::min<int64_t>(kTokenTile, count - t)));
+        for (int64_t t = 0; t < count; t += kTokenTile) {
+          pair_tile<K>(y, y_stride, length, begin == 0, panels, d_w,
+                       acts + t / kTokenTile * length * kTileBlockBytes,
+                       steps + t / kTokenTile * length * D::kTileBlockSteps, row, valid, first + t,
+                       static_cast<int>(std::min<int64_t>(kTokenTile, count - t)));
+        }
       }
     }
   }

@@ -44,7 +44,7 @@ struct Zmm16Panel {
 
   // Expands rows [row, row + valid) (a short panel repeats its last row).
   static void expand(const TernaryMatrix& w, int64_t row, int valid, uint8_t* codes, float* d_w) {
-    gather_panel(w, row, valid, d_w,
+    gather_panel(w, row, valid, 0, w.cols / kActBlock, d_w,
                  [&](int64_t b, int dword, __m512i qs) { expand_dword(codes, b, dword, qs); });
   }
 
@@ -138,7 +138,7 @@ struct Zmm16Panel {
 // expanding a panel is loads, shifts and masks. `row` starts a panel; rows past the matrix are zero.
 struct Zmm16StoredPanel : Zmm16Panel {
   static void expand(const TernaryMatrix& w, int64_t row, int, uint8_t* codes, float* d_w) {
-    load_stored_panel(w, row, d_w,
+    load_stored_panel(w, row, 0, w.cols / kActBlock, d_w,
                       [&](int64_t b, int dword, __m512i qs) { expand_dword(codes, b, dword, qs); });
   }
 };
