@@ -269,7 +269,10 @@ void BM_Pq2KernelHot(benchmark::State& state) {
   state.SetLabel(kernels[index].first);
 }
 BENCHMARK(BM_Pq2KernelHot)
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}, {1, 0}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}, {0}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Pq2KernelHot)  // prompt tokens' block steps
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 4, 8, 12, 16, 64}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)
