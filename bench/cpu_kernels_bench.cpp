@@ -127,6 +127,11 @@ const uint8_t* panel_arena(int64_t k, int64_t n, size_t copies) {
   return arena.data();
 }
 
+// ActBuffer::quantize's block_steps_from for activations all of one StepScope.
+int64_t first_block_step_token(StepScope steps) {
+  return steps == StepScope::kBlock ? 0 : kNoBlockSteps;
+}
+
 // Runs `kernel` through pq2_matmul on matrices of `form` (PQ2_0 rows or panels), the activations
 // quantised with `steps` (act_quant.h). args: K, N, threads, tokens, rotate (0: one copy that stays in
 // cache, the instruction-bound rate).
@@ -143,8 +148,7 @@ void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel,
   const uint8_t* arena = panels ? panel_arena(k, n, copies) : weight_arena();
   const std::vector<float> x = gaussian(k * tokens);
   ActBuffer buffer;
-  const QuantizedActs acts =
-      buffer.quantize(x.data(), k, tokens, nullptr, steps == StepScope::kBlock ? 0 : kNoBlockSteps);
+  const QuantizedActs acts = buffer.quantize(x.data(), k, tokens, nullptr, first_block_step_token(steps));
   std::vector<float> y(static_cast<size_t>(n * tokens));
   size_t copy = 0;
   for (auto _ : state) {
@@ -235,8 +239,7 @@ void run_hot_kernel(benchmark::State& state, const TernaryMatrix& w, Pq2RowsKern
                     StepScope steps = StepScope::kGroup) {
   const std::vector<float> x = gaussian(kHotK * tokens);
   ActBuffer buffer;
-  const QuantizedActs acts =
-      buffer.quantize(x.data(), kHotK, tokens, nullptr, steps == StepScope::kBlock ? 0 : kNoBlockSteps);
+  const QuantizedActs acts = buffer.quantize(x.data(), kHotK, tokens, nullptr, first_block_step_token(steps));
   std::vector<float> y(static_cast<size_t>(kHotN * tokens));
   for (auto _ : state) {
     pq2_matmul(y.data(), w, acts, nullptr, kernel);

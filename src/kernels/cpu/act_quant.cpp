@@ -60,8 +60,8 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
                                   int64_t block_steps_from) {
   reserve(k, n_tokens);
   const int64_t blocks = k / kActBlock * n_tokens;  // rows are contiguous, so blocks run straight on
-  // Blocks from here on belong to tokens quantised with block steps.
-  const int64_t first_block_step = k / kActBlock * std::min(n_tokens, std::max<int64_t>(0, block_steps_from));
+  const int64_t first_block_token = std::clamp<int64_t>(block_steps_from, 0, n_tokens);
+  const int64_t first_block_step = k / kActBlock * first_block_token;  // the first block with block steps
   auto quantize_one = quantize_block;
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vnni()) {
@@ -88,14 +88,8 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
       quantize_blocks(task * kBlocksPerTask, std::min(blocks, (task + 1) * kBlocksPerTask));
     });
   }
-  return QuantizedActs{q_.get(),
-                       ymm_scales_.get(),
-                       ymm_neg_sums_.get(),
-                       zmm_scales_.get(),
-                       zmm_sums_.get(),
-                       k,
-                       n_tokens,
-                       std::min(n_tokens, std::max<int64_t>(0, block_steps_from))};
+  return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_neg_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
+                       k,        n_tokens,          first_block_token};
 }
 
 float block_step(const float (&group_steps)[kActBlock / kActGroup]) {
