@@ -364,7 +364,8 @@ BENCHMARK(BM_TritRowsKernelHot)->ArgsProduct({{1, 2, 4, 64}, {0, 1}})->Unit(benc
 #endif
 
 // Prompt chunks of the 27B's widths; the last arg, the activations' steps: 1 block steps (the engine's
-// prompt tokens), 0 group steps (its decode tokens' quantisation, the prompt's before block steps).
+// prompt tokens), 0 group steps (its decode tokens' quantisation, the prompt's before block steps; with
+// AMX the kernel hands those to the AVX-512 group kernels).
 void PrefillShapes(benchmark::internal::Benchmark* b) {
   for (int64_t tokens : {64, 512})
     for (int threads : {1, 2})

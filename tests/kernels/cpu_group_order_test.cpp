@@ -39,13 +39,13 @@ std::vector<float> random_acts(int64_t n, uint32_t seed) {
 }
 
 // Runs `kernel` and the scalar one on rows [row_begin, rows) and compares; rows before row_begin must stay
-// untouched.
+// untouched. Tokens from `block_steps_from` on are quantised with block steps.
 void expect_matches_scalar(Pq2RowsKernel kernel, int64_t rows, int64_t cols, int64_t tokens,
-                           int64_t row_begin, uint32_t seed) {
+                           int64_t row_begin, uint32_t seed, int64_t block_steps_from = kNoBlockSteps) {
   const RandomMatrix w = random_matrix(rows, cols, seed);
   const std::vector<float> x = random_acts(tokens * cols, seed + 1);
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, block_steps_from);
   std::vector<float> scalar(static_cast<size_t>(rows * tokens), -7.0f), fast(scalar);
   pq2_rows_scalar(scalar.data(), rows, w.view, acts, row_begin, rows);
   kernel(fast.data(), rows, w.view, acts, row_begin, rows);
@@ -74,34 +74,20 @@ void expect_matches_scalar(Pq2RowsKernel kernel, int64_t rows, int64_t cols, int
   }
 }
 
+// The AMX kernel's own path takes activations with block steps (prompt tokens): every token count up to
+// 40 (whole tiles in place, a short last tile copied), then panel, range and K-segment edges.
 TEST(CpuPq2Amx, MatchesScalarForEveryTokenCountUpTo40) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
   for (int64_t tokens = 1; tokens <= 40; ++tokens)
-    expect_matches_scalar(pq2_rows_amx, 24, 384, tokens, 0, static_cast<uint32_t>(tokens));
+    expect_matches_scalar(pq2_rows_amx, 24, 384, tokens, 0, static_cast<uint32_t>(tokens), 0);
 }
 
 TEST(CpuPq2Amx, MatchesScalarOnPanelAndRangeEdges) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
-  expect_matches_scalar(pq2_rows_amx, 16, 128, 17, 0, 1);   // one panel, one block
-  expect_matches_scalar(pq2_rows_amx, 40, 1280, 33, 8, 2);  // range starting mid-panel, short last panel
-  expect_matches_scalar(pq2_rows_amx, 64, 5120, 16, 0, 3);  // 27B width, one full token tile
-  expect_matches_scalar(pq2_rows_amx, 9, 17408, 40, 0, 4);  // more tokens than one activation chunk holds
-}
-
-TEST(CpuPq2Amx, EqualsAvx512GroupOrderBitForBit) {
-  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
-  for (int64_t tokens : {1, 2, 5, 8, 16, 17, 33, 40}) {
-    for (int64_t rows : {13, 40}) {
-      const RandomMatrix w = random_matrix(rows, 640, static_cast<uint32_t>(tokens * rows));
-      const std::vector<float> x = random_acts(tokens * 640, static_cast<uint32_t>(tokens));
-      ActBuffer buffer;
-      const QuantizedActs acts = buffer.quantize(x.data(), 640, tokens);
-      std::vector<float> vnni(static_cast<size_t>(rows * tokens)), amx(vnni.size());
-      pq2_rows_avx512_groups(vnni.data(), rows, w.view, acts, 0, rows);
-      pq2_rows_amx(amx.data(), rows, w.view, acts, 0, rows);
-      EXPECT_EQ(vnni, amx) << "rows " << rows << " tokens " << tokens;
-    }
-  }
+  expect_matches_scalar(pq2_rows_amx, 16, 128, 17, 0, 1, 0);   // one panel, one block
+  expect_matches_scalar(pq2_rows_amx, 40, 1280, 33, 8, 2, 0);  // range starting mid-panel, short last panel
+  expect_matches_scalar(pq2_rows_amx, 64, 5120, 16, 0, 3, 0);  // 27B width, one full token tile
+  expect_matches_scalar(pq2_rows_amx, 9, 17408, 40, 0, 4, 0);  // K in several segments
 }
 
 // Compares the AMX kernel with the group kernel on activations quantised with block steps from
@@ -130,6 +116,15 @@ TEST(CpuPq2Amx, WithBlockStepsEqualsAvx512GroupOrderBitForBit) {
       for (int64_t cols : {128, 640, 5120})
         expect_amx_equals_groups(rows, cols, tokens, rows > 16 ? 5 : 0, 0);
   expect_amx_equals_groups(20, 17408, 70, 3, 0);
+}
+
+// Activations with group steps (decode tokens; the engine sends the kernel none), all or some of a
+// view's tokens, are handed to the group kernel: its bits, not a K = 64 sum over steps that differ.
+TEST(CpuPq2Amx, WithGroupStepsEqualsAvx512GroupOrderBitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (int64_t tokens : {1, 17, 40})
+    for (int64_t rows : {13, 40}) expect_amx_equals_groups(rows, 640, tokens, 0, kNoBlockSteps);
+  expect_amx_equals_groups(40, 640, 17, 5, 5);
 }
 
 // More tokens than one chunk (512) and K in several segments, with either steps: every segment after the

@@ -101,7 +101,8 @@ void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, c
                            int64_t row_begin, int64_t row_end);
 
 // Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
-// 16-token tile costs the same however few of its tokens are real.
+// 16-token tile costs the same however few of its tokens are real. Its tiles take activations with block
+// steps (prompt tokens); others go to pq2_rows_avx512_groups.
 void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                   int64_t row_begin, int64_t row_end);
 

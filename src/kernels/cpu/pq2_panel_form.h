@@ -40,7 +40,8 @@ void pq2_panel_form_rows_groups(float* y, int64_t y_stride, const TernaryMatrix&
                                 int64_t row_begin, int64_t row_end);
 
 // AMX-INT8, the group order (pq2_rows_amx's bits): its walk, each panel's B tiles unpacked from the
-// stored vectors instead of gathered from rows (no re-pack to PQ2_0 first).
+// stored vectors instead of gathered from rows (no re-pack to PQ2_0 first); activations with group steps
+// go to pq2_panel_form_rows_groups.
 void pq2_panel_form_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end);
 
