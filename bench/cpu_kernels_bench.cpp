@@ -275,7 +275,7 @@ BENCHMARK(BM_Pq2KernelHot)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}, {0}})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Pq2KernelHot)  // prompt tokens' block steps
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 4, 8, 12, 16, 64}, {1}})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 4, 8, 12, 16, 24, 32, 64}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)
@@ -297,6 +297,26 @@ void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
   run_hot_named(state, w, kernels);
 }
 BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
+
+// The panel form's two AMX prompt kernels, block steps (in L2; args: tokens, then 0 for the chunk kernel,
+// 1 for the few-token one): where pq2_panel_form_prompt_kernel switches (kPanelFormAmxMinTokens).
+void BM_Pq2PanelFormPromptHot(benchmark::State& state) {
+  if (!cpu_features().has_amx_int8()) {
+    state.SkipWithError("no AMX-INT8 here");
+    return;
+  }
+  const size_t row_bytes = kHotK / 128 * kPq2BlockBytes;
+  std::vector<uint8_t> panels(quant::pq2_panels_bytes(kHotN, kHotK));
+  quant::pack_pq2_panels(weight_arena(), row_bytes, kHotN, kHotK, panels.data());
+  const TernaryMatrix w{panels.data(), kHotN, kHotK, row_bytes, quant::TensorType::kPq2Panels};
+  const bool amx = state.range(1) == 0;
+  run_hot_kernel(state, w, amx ? pq2_panel_form_rows_amx : pq2_panel_form_rows_amx_few, state.range(0),
+                 StepScope::kBlock);
+  state.SetLabel(amx ? "panel form amx" : "panel form amx few");
+}
+BENCHMARK(BM_Pq2PanelFormPromptHot)
+    ->ArgsProduct({{2, 4, 8, 12, 16, 24, 32}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 #endif
 
 #if defined(__x86_64__)

@@ -135,25 +135,37 @@ TEST(CpuPq2Amx, TwoChunksOfSegmentsEqualAvx512GroupOrderBitForBit) {
     expect_amx_equals_groups(13, 5120, 530, 2, block_steps_from);
 }
 
-// The few-token kernel sums the same exact group integers in the same fp32 order as the group order, so
-// it must give its bits for any token count, row count and row range (short panels, ranges mid-panel).
+// The few-token kernel sums a block's exact integers under block steps (the group order's value, its
+// only path) and hands group steps to the group kernel, so it must give the group kernel's bits for any
+// token count (one to eight tokens a tile, several tiles), row count and row range (short panels, ranges
+// mid-panel).
 TEST(CpuPq2AmxFew, EqualsAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
-  for (int64_t tokens : {1, 2, 3, 4, 5, 9}) {
-    for (int64_t rows : {8, 13, 16, 40}) {
-      for (int64_t cols : {128, 640, 5120}) {
-        const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
-        const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols));
-        ActBuffer buffer;
-        const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
-        const int64_t begin = rows > 16 ? 5 : 0;
-        std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), amx(groups);
-        pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
-        pq2_rows_amx_few(amx.data(), rows, w.view, acts, begin, rows);
-        EXPECT_EQ(groups, amx) << "rows " << rows << " cols " << cols << " tokens " << tokens;
+  for (const int64_t block_steps_from : {int64_t{0}, kNoBlockSteps}) {
+    for (int64_t tokens : {1, 2, 3, 4, 5, 7, 8, 9, 17}) {
+      for (int64_t rows : {8, 13, 16, 40}) {
+        for (int64_t cols : {128, 640, 5120}) {
+          const RandomMatrix w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * rows + cols));
+          const std::vector<float> x = random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols));
+          ActBuffer buffer;
+          const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, block_steps_from);
+          const int64_t begin = rows > 16 ? 5 : 0;
+          std::vector<float> groups(static_cast<size_t>(rows * tokens), -7.0f), amx(groups);
+          pq2_rows_avx512_groups(groups.data(), rows, w.view, acts, begin, rows);
+          pq2_rows_amx_few(amx.data(), rows, w.view, acts, begin, rows);
+          EXPECT_EQ(groups, amx) << "rows " << rows << " cols " << cols << " tokens " << tokens
+                                 << (block_steps_from == 0 ? ", block steps" : "");
+        }
       }
     }
   }
+}
+
+TEST(CpuPq2AmxFew, MatchesScalarWithBlockSteps) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
+  for (int64_t tokens = 1; tokens <= 9; ++tokens)
+    expect_matches_scalar(pq2_rows_amx_few, 24, 384, tokens, 0, static_cast<uint32_t>(tokens), 0);
+  expect_matches_scalar(pq2_rows_amx_few, 40, 5120, 6, 8, 3, 0);  // 27B width, range mid-panel
 }
 
 // The AVX-512 and AVX-VNNI panel kernels sum the same exact group integers in the same fp32 order as the

@@ -87,15 +87,15 @@ TEST(CpuPanelForm, GroupKernelEqualsAvx512GroupOrderBitForBit) {
   }
 }
 
-// Prompt sizes from kAmxMinTokens on: token tiles short and whole, and two token chunks at K = 17408; with
-// group steps (K = 32 tiles) and block steps (K = 64).
+// Prompt sizes from kPanelFormAmxMinTokens on: token tiles short and whole, and two token chunks at
+// K = 17408; with block steps (the tiles) and group steps (handed to the group kernels).
 TEST(CpuPanelForm, AmxKernelEqualsRowsAmxBitForBit) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU";
   for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}}) {
     const auto check = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
       expect_equal(pq2_rows_amx, pq2_panel_form_rows_amx, rows, cols, tokens, begin, end, block_steps_from);
     };
-    for (int64_t tokens : {kAmxMinTokens, int64_t{17}, int64_t{33}})
+    for (int64_t tokens : {kPanelFormAmxMinTokens, kAmxMinTokens, int64_t{33}})
       for (int64_t rows : {1, 15, 16, 17, 40, 64})
         for (int64_t cols : {128, 640, 5120}) {
           check(rows, cols, tokens, 0, rows);
@@ -105,21 +105,41 @@ TEST(CpuPanelForm, AmxKernelEqualsRowsAmxBitForBit) {
     check(40, 17408, 50, 0, 40);
   }
 }
+
+// The few-token kernel on stored panels: one to eight tokens a tile and several tiles, short panels,
+// ranges mid-panel (rows before the first whole panel take the rows' kernel); both steps.
+TEST(CpuPanelForm, AmxFewKernelEqualsRowsAmxFewBitForBit) {
+  if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU";
+  for (const int64_t block_steps_from : {int64_t{0}, kNoBlockSteps}) {
+    const auto check = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
+      expect_equal(pq2_rows_amx_few, pq2_panel_form_rows_amx_few, rows, cols, tokens, begin, end,
+                   block_steps_from);
+    };
+    for (int64_t tokens : {1, 2, 5, 8, 9, 17})
+      for (int64_t rows : {1, 15, 16, 17, 40})
+        for (int64_t cols : {128, 640, 5120}) {
+          check(rows, cols, tokens, 0, rows);
+          if (rows > 16) check(rows, cols, tokens, 5, rows - 2);
+          if (rows > 16) check(rows, cols, tokens, 16, rows);
+        }
+  }
+}
 #endif
 
 TEST(CpuPanelForm, RepackedPathsEqualTheRowKernels) {
   for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
     expect_equal(pq2_decode_kernel(), pq2_panel_form_rows_repacked_decode, rows, cols, tokens, begin, end);
     expect_equal(pq2_prompt_kernel(tokens), pq2_panel_form_rows_repacked_prompt, rows, cols, tokens, begin,
-                 end);
+                 end, 0);
   });
 }
 
 // Each role's panel kernel gives what that role's row kernel gives: the forms decode the same tokens.
 TEST(CpuPanelForm, ChosenKernelsEqualTheRowKernelsOfTheirRole) {
-  for (int64_t tokens : {int64_t{1}, int64_t{2}, int64_t{9}, kAmxMinTokens, int64_t{40}}) {
+  for (int64_t tokens :
+       {int64_t{1}, int64_t{2}, int64_t{8}, kPanelFormAmxMinTokens, kAmxMinTokens, int64_t{40}}) {
     expect_equal(pq2_decode_kernel(), pq2_panel_form_decode_kernel(), 40, 640, tokens, 0, 40);
-    expect_equal(pq2_prompt_kernel(tokens), pq2_panel_form_prompt_kernel(tokens), 40, 640, tokens, 0, 40);
+    expect_equal(pq2_prompt_kernel(tokens), pq2_panel_form_prompt_kernel(tokens), 40, 640, tokens, 0, 40, 0);
   }
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi()) {
@@ -130,8 +150,9 @@ TEST(CpuPanelForm, ChosenKernelsEqualTheRowKernelsOfTheirRole) {
     EXPECT_EQ(pq2_panel_form_prompt_kernel(512), pq2_panel_form_rows_groups);
   }
   if (cpu_features().has_amx_int8()) {
-    EXPECT_EQ(pq2_panel_form_prompt_kernel(kAmxMinTokens), pq2_panel_form_rows_amx);
-    EXPECT_EQ(pq2_panel_form_prompt_kernel(kAmxMinTokens - 1), pq2_panel_form_rows_repacked_prompt);
+    EXPECT_EQ(pq2_panel_form_prompt_kernel(kPanelFormAmxMinTokens), pq2_panel_form_rows_amx);
+    EXPECT_EQ(pq2_panel_form_prompt_kernel(kPanelFormAmxMinTokens - 1), pq2_panel_form_rows_amx_few);
+    EXPECT_EQ(pq2_panel_form_prompt_kernel(1), pq2_panel_form_rows_amx_few);
   }
 #endif
 }

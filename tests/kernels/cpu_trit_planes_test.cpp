@@ -54,7 +54,7 @@ TEST_F(CpuTritPlanes, VbmiRePackGivesThePq2Bytes) {
   }
 }
 
-// Through the slab re-pack (1030 rows: two slabs) for a chunk on each prompt kernel (AMX from 8 tokens).
+// Through the slab re-pack (1030 rows: two slabs) for a chunk on each prompt kernel (AMX from kAmxMinTokens).
 TEST_F(CpuTritPlanes, PromptKernelEqualsThePq2PromptKernel) {
   const int64_t rows = 1030, cols = 256;
   const TwoForms m = random_matrix(rows, cols, 77);

@@ -106,9 +106,10 @@ void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, c
 void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                   int64_t row_begin, int64_t row_end);
 
-// Needs AMX-INT8. Up to four tokens share a tile and the weights are laid out again for every four, so
+// Needs AMX-INT8. Up to eight tokens share a tile and the weights are laid out again for every eight, so
 // it beats the group-order VNNI kernel from one token on and the chunk kernel below kAmxMinTokens.
-// Bit-identical to both.
+// Bit-identical to both. Its tiles take activations with block steps; others go to
+// pq2_rows_avx512_groups.
 void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                       int64_t row_begin, int64_t row_end);
 
@@ -119,8 +120,9 @@ void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const 
 void pq2_rows_read_only(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                         int64_t row_begin, int64_t row_end);
 
-// From this many tokens pq2_rows_amx beats pq2_rows_amx_few.
-inline constexpr int64_t kAmxMinTokens = 8;
+// From this many tokens pq2_rows_amx beats pq2_rows_amx_few (in L2 with block steps, 12-05: 12 tokens
+// 42-55 against 63-70 µs, 16 tokens 52-66 against 58-60, 24 equal, 32 132 against 113).
+inline constexpr int64_t kAmxMinTokens = 16;
 // From this many tokens pq2_rows_avx512_panels beats pq2_rows_avx512_groups (in L2, 12-01: 2 tokens
 // 26.5 against 31.8 µs, one token 23.2 against 16.7).
 inline constexpr int64_t kPanelMinTokens = 2;

@@ -19,7 +19,7 @@ Pq2RowsKernel pq2_panel_form_decode_kernel() {
 Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens) {
 #if defined(__x86_64__)
   if (cpu_features().has_amx_int8()) {
-    if (n_tokens >= kAmxMinTokens) return pq2_panel_form_rows_amx;
+    return n_tokens >= kPanelFormAmxMinTokens ? pq2_panel_form_rows_amx : pq2_panel_form_rows_amx_few;
   } else if (cpu_features().has_avx512_vnni()) {
     return pq2_panel_form_rows_groups;
   }

@@ -18,10 +18,14 @@ namespace tern::kernels::cpu {
 // The kernels for decode tokens and for n_tokens prompt tokens on this CPU (after the TERN_ISA cap).
 // Where the fast kernels below cannot run, the rows are re-packed to PQ2_0 slab by slab (pq2_slabs.h)
 // for pq2_decode_kernel() / pq2_prompt_kernel(): exact everywhere, fast only with VBMI. With AMX the
-// prompt reads the panels in its own AMX kernel from kAmxMinTokens tokens on, and takes the re-pack to the
-// few-token AMX kernel below that.
+// prompt reads the panels in the AMX kernels below, the chunk one from kPanelFormAmxMinTokens tokens on.
 Pq2RowsKernel pq2_panel_form_decode_kernel();
 Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens);
+
+// From this many tokens pq2_panel_form_rows_amx beats pq2_panel_form_rows_amx_few, which takes up to
+// eight tokens a tile (BM_Pq2PanelFormPromptHot, in L2, 12-05: 12 tokens 39 against 65 µs, 16 57 against
+// 62, 24 65 against 102, 32 equal at 82). Later than the rows' kAmxMinTokens: no transposes here.
+inline constexpr int64_t kPanelFormAmxMinTokens = 32;
 
 // AVX-512 VBMI + VNNI, the lane order (pq2_rows_avx2's bits). Per panel, block and token: eight
 // code vectors, each split into its four 2-bit fields and dotted with the broadcast hi and lo digits of
@@ -44,6 +48,12 @@ void pq2_panel_form_rows_groups(float* y, int64_t y_stride, const TernaryMatrix&
 // go to pq2_panel_form_rows_groups.
 void pq2_panel_form_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end);
+
+// AMX-INT8, the few-token kernel (pq2_rows_amx_few's bits) on the stored panels, whose vectors are the
+// B rows' sources as they are (no transposes); activations with group steps go to
+// pq2_panel_form_rows_groups.
+void pq2_panel_form_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                                 int64_t row_begin, int64_t row_end);
 
 // Any CPU: the slab re-pack to pq2_decode_kernel() / pq2_prompt_kernel(a.n_tokens).
 void pq2_panel_form_rows_repacked_decode(float* y, int64_t y_stride, const TernaryMatrix& w,
