@@ -278,6 +278,13 @@ BENCHMARK(BM_Pq2KernelHot)  // prompt tokens' block steps
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 4, 8, 12, 16, 24, 32, 64}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
+// The in-L2 shape's weights packed as PQ2_0 panels.
+struct HotPanels {
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(quant::pq2_panels_bytes(kHotN, kHotK));
+  TernaryMatrix view{bytes.data(), kHotN, kHotK, kHotK / 128 * kPq2BlockBytes, quant::TensorType::kPq2Panels};
+  HotPanels() { quant::pack_pq2_panels(weight_arena(), view.row_bytes, kHotN, kHotK, bytes.data()); }
+};
+
 #if defined(__x86_64__)
 // The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2); args: tokens, then the
 // kernel: 0 and 2 the lane-order (decode) one by shifts and by affine (LaneOps), 1 the group-order
@@ -287,10 +294,8 @@ void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
     state.SkipWithError("no AVX-512 VBMI here");
     return;
   }
-  const size_t row_bytes = kHotK / 128 * kPq2BlockBytes;
-  std::vector<uint8_t> panels(quant::pq2_panels_bytes(kHotN, kHotK));
-  quant::pack_pq2_panels(weight_arena(), row_bytes, kHotN, kHotK, panels.data());
-  const TernaryMatrix w{panels.data(), kHotN, kHotK, row_bytes, quant::TensorType::kPq2Panels};
+  const HotPanels panels;
+  const TernaryMatrix& w = panels.view;
   const NamedKernel kernels[] = {{"panel form lanes, shifts", pq2_panel_form_rows_lanes_shifts},
                                  {"panel form groups", pq2_panel_form_rows_groups},
                                  {"panel form lanes, affine", pq2_panel_form_rows_lanes_affine}};
@@ -305,10 +310,8 @@ void BM_Pq2PanelFormPromptHot(benchmark::State& state) {
     state.SkipWithError("no AMX-INT8 here");
     return;
   }
-  const size_t row_bytes = kHotK / 128 * kPq2BlockBytes;
-  std::vector<uint8_t> panels(quant::pq2_panels_bytes(kHotN, kHotK));
-  quant::pack_pq2_panels(weight_arena(), row_bytes, kHotN, kHotK, panels.data());
-  const TernaryMatrix w{panels.data(), kHotN, kHotK, row_bytes, quant::TensorType::kPq2Panels};
+  const HotPanels panels;
+  const TernaryMatrix& w = panels.view;
   const bool amx = state.range(1) == 0;
   run_hot_kernel(state, w, amx ? pq2_panel_form_rows_amx : pq2_panel_form_rows_amx_few, state.range(0),
                  StepScope::kBlock);

@@ -28,6 +28,16 @@ inline bool panels_not_needed(float* y, int64_t y_stride, const TernaryMatrix& w
   return true;
 }
 
+// The AMX kernels' prologue: their tiles sum a block before scaling it, which is the group order only
+// under block steps (act_quant.h), so activations with group steps go to `groups` (the same bits).
+// Returns true where it handed them over.
+inline bool group_steps_handed_to(Pq2RowsKernel groups, float* y, int64_t y_stride, const TernaryMatrix& w,
+                                  const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
+  if (a.block_steps()) return false;
+  groups(y, y_stride, w, a, row_begin, row_end);
+  return true;
+}
+
 // The byte offsets of a panel's rows from its first, for `valid` real rows: a short panel repeats its
 // last row.
 inline __m512i panel_row_offsets(const TernaryMatrix& w, int valid) {

@@ -272,20 +272,14 @@ void few_tokens(float* y, int64_t y_stride, const TernaryMatrix& w, const Quanti
 
 void pq2_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                       int64_t row_begin, int64_t row_end) {
-  if (!a.block_steps()) {
-    pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);
-    return;
-  }
+  if (group_steps_handed_to(pq2_rows_avx512_groups, y, y_stride, w, a, row_begin, row_end)) return;
   if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
   few_tokens<RowsPanel>(y, y_stride, w, a, row_begin, row_end);
 }
 
 void pq2_panel_form_rows_amx_few(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                                  int64_t row_begin, int64_t row_end) {
-  if (!a.block_steps()) {
-    pq2_panel_form_rows_groups(y, y_stride, w, a, row_begin, row_end);
-    return;
-  }
+  if (group_steps_handed_to(pq2_panel_form_rows_groups, y, y_stride, w, a, row_begin, row_end)) return;
   const int64_t first = rows_before_whole_panels(pq2_rows_amx_few, y, y_stride, w, a, row_begin, row_end);
   if (first < row_end && a.n_tokens > 0) few_tokens<StoredPanel>(y, y_stride, w, a, first, row_end);
 }

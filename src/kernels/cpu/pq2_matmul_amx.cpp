@@ -240,20 +240,14 @@ void amx_rows(float* y, int64_t y_stride, const TernaryMatrix& w, const Quantize
 
 void pq2_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                   int64_t row_begin, int64_t row_end) {
-  if (!a.block_steps()) {
-    pq2_rows_avx512_groups(y, y_stride, w, a, row_begin, row_end);
-    return;
-  }
+  if (group_steps_handed_to(pq2_rows_avx512_groups, y, y_stride, w, a, row_begin, row_end)) return;
   if (panels_not_needed(y, y_stride, w, a, row_begin, row_end)) return;
   amx_rows<GatheredRows>(y, y_stride, w, a, row_begin, row_end);
 }
 
 void pq2_panel_form_rows_amx(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end) {
-  if (!a.block_steps()) {
-    pq2_panel_form_rows_groups(y, y_stride, w, a, row_begin, row_end);
-    return;
-  }
+  if (group_steps_handed_to(pq2_panel_form_rows_groups, y, y_stride, w, a, row_begin, row_end)) return;
   const int64_t first = rows_before_whole_panels(pq2_rows_amx, y, y_stride, w, a, row_begin, row_end);
   if (first < row_end) amx_rows<StoredPanel>(y, y_stride, w, a, first, row_end);
 }
