@@ -278,6 +278,7 @@ BENCHMARK(BM_Pq2KernelHot)  // prompt tokens' block steps
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 4, 8, 12, 16, 24, 32, 64}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
+#if defined(__x86_64__)
 // The in-L2 shape's weights packed as PQ2_0 panels.
 struct HotPanels {
   std::vector<uint8_t> bytes = std::vector<uint8_t>(quant::pq2_panels_bytes(kHotN, kHotK));
@@ -285,7 +286,6 @@ struct HotPanels {
   HotPanels() { quant::pack_pq2_panels(weight_arena(), view.row_bytes, kHotN, kHotK, bytes.data()); }
 };
 
-#if defined(__x86_64__)
 // The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2); args: tokens, then the
 // kernel: 0 and 2 the lane-order (decode) one by shifts and by affine (LaneOps), 1 the group-order
 // (prompt) one.

@@ -118,14 +118,10 @@ struct RowsPanel {
   __m512i scale_offsets;  // of each row's block from rows[0]
   int valid;
 
-  RowsPanel(const TernaryMatrix& w, int64_t row, int valid_rows) : valid(valid_rows) {
-    alignas(64) int32_t offsets[kPanelRows];
-    for (int n = 0; n < kPanelRows; ++n) {
-      const int64_t r = std::min(n, valid - 1);
-      rows[n] = w.data + static_cast<size_t>(row + r) * w.row_bytes;
-      offsets[n] = static_cast<int32_t>(r * static_cast<int64_t>(w.row_bytes));
-    }
-    scale_offsets = _mm512_load_si512(offsets);
+  RowsPanel(const TernaryMatrix& w, int64_t row, int valid_rows)
+      : scale_offsets(panel_row_offsets(w, valid_rows)), valid(valid_rows) {
+    for (int n = 0; n < kPanelRows; ++n)
+      rows[n] = w.data + static_cast<size_t>(row + std::min(n, valid - 1)) * w.row_bytes;
   }
 
   __m512 d_w(int64_t b) const {
