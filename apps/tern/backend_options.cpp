@@ -1,6 +1,6 @@
 #include "apps/tern/backend_options.h"
 
-#include "core/error.h"
+#include "core/thread_pool.h"
 
 namespace tern::app {
 
@@ -10,6 +10,7 @@ void BackendOptions::add_to(CLI::App& command) {
                   "compute backend: cpu (SIMD ternary kernels) or ref (the fp32 oracle, slow)")
       ->capture_default_str();
   command.add_option("-t,--threads", threads, "threads of the cpu backend (0: every hardware thread)")
+      ->check(CLI::Range(0, ThreadPool::kMaxThreads))
       ->capture_default_str();
   command.add_flag("--pin", pin,
                    "pin cpu-backend thread t to CPU t (for a machine the process has to itself)");
@@ -41,7 +42,6 @@ void BackendOptions::add_pq2_form(CLI::App& command, std::string& form) {
 }
 
 runtime::EngineOptions BackendOptions::engine_options() const {
-  if (threads < 0) fail(ErrorKind::kInput, "--threads must be >= 0, got {}", threads);
   return runtime::EngineOptions{
       .backend = runtime::parse_backend(backend), .threads = threads, .pin_threads = pin};
 }

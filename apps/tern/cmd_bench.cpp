@@ -7,6 +7,7 @@
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "tools/bench.h"
 
 namespace tern::app {
@@ -72,12 +73,15 @@ void add_bench_command(CLI::App& app) {
   command->add_option("-r,--repetitions", args->options.repetitions, "repetitions of each test")
       ->capture_default_str();
   command->add_option("-t,--threads", args->options.threads, "threads (0: every hardware thread)")
+      ->check(CLI::Range(0, ThreadPool::kMaxThreads))
       ->capture_default_str();
   command->add_option("--backend", args->backend, "cpu or ref")->capture_default_str();
   command->add_option("--kv-type", args->kv_type, "KV cache precision: f16, f32 or q8")
       ->capture_default_str();
   command
-      ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes, "buffer the bandwidth probe streams")
+      ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes,
+                   "buffer the bandwidth probe streams (at least 64 MiB; larger than the last-level cache to "
+                   "measure memory)")
       ->capture_default_str();
   command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
   command->add_flag("--read-only-matmuls", args->options.read_only_matmuls,

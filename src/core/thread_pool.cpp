@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <system_error>
 
 #include "core/error.h"
 
@@ -55,13 +56,19 @@ void pin_to_cpu(pthread_t thread, int index) {
 }  // namespace
 
 ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
-  if (threads < 1) fail(ErrorKind::kInput, "thread count must be at least 1, got {}", threads);
+  if (threads < 1 || threads > kMaxThreads)
+    fail(ErrorKind::kInput, "thread count must be 1 to {}, got {}", kMaxThreads, threads);
   const unsigned cpus = std::thread::hardware_concurrency();
   spin_ =
       cpus == 0 || static_cast<unsigned>(threads) <= cpus ? kSpinWhenCpusSuffice : kSpinWhenOversubscribed;
   workers_.reserve(static_cast<size_t>(threads - 1));
-  for (int t = 1; t < threads; ++t) {
-    workers_.emplace_back([this, t] { worker_loop(t); });
+  try {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  } catch (const std::system_error& e) {
+    // A joinable std::thread destroyed unjoined ends the process: join the started ones first.
+    const size_t started = workers_.size();
+    stop_workers();
+    fail(ErrorKind::kCapacity, "cannot start thread {} of {}: {}", started + 2, threads, e.what());
   }
   if (pin) {
     for (int t = 1; t < threads; ++t) pin_to_cpu(workers_[static_cast<size_t>(t - 1)].native_handle(), t);
@@ -69,10 +76,15 @@ ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
 }
 
 ThreadPool::~ThreadPool() {
+  stop_workers();
+}
+
+void ThreadPool::stop_workers() {
   stop_.store(true, std::memory_order_release);
   epoch_.fetch_add(1, std::memory_order_acq_rel);
   epoch_.notify_all();
   for (auto& w : workers_) w.join();
+  workers_.clear();
 }
 
 void ThreadPool::run(int64_t count, Task fn, void* ctx) {

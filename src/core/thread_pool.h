@@ -17,7 +17,12 @@ class ThreadPool {
   // fn(ctx, index, thread) is called once for every index in [0, count).
   using Task = void (*)(void* ctx, int64_t index, int thread);
 
-  // pin: thread t (0 = the caller of run) runs only on CPU t mod the CPU count.
+  // More threads than any machine tern runs on has cores: a count above it is a mistake, and near the
+  // system's own limit (tens of thousands) starting them fails.
+  static constexpr int kMaxThreads = 1024;
+
+  // pin: thread t (0 = the caller of run) runs only on CPU t mod the CPU count. Throws Error for a count
+  // outside [1, kMaxThreads] or when the system cannot start a thread (the ones started are joined).
   explicit ThreadPool(int threads, bool pin = false);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -56,6 +61,7 @@ class ThreadPool {
  private:
   void worker_loop(int thread);
   void work(int thread);
+  void stop_workers();
 
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> epoch_{0};

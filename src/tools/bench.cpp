@@ -151,10 +151,21 @@ void run_interleaved(runtime::Engine& engine, const std::vector<BenchTest*>& tes
     tests[j]->tok_s.push_back(static_cast<double>(tests[j]->gen_tokens) / std::max(seconds[j], 1e-9));
 }
 
+// A probe buffer that fits in cache measures the cache, and the decode fraction against it means nothing.
+void check_bandwidth_bytes(size_t bytes) {
+  if (bytes < kMinBandwidthBytes) {
+    fail(ErrorKind::kInput,
+         "--bandwidth-bytes must be at least {} (64 MiB: the probe streams from memory), got {}",
+         kMinBandwidthBytes, bytes);
+  }
+}
+
 void validate(const BenchOptions& options) {
   if (options.repetitions < 1)
     fail(ErrorKind::kInput, "repetitions must be >= 1, got {}", options.repetitions);
-  if (options.threads < 0) fail(ErrorKind::kInput, "threads must be >= 0, got {}", options.threads);
+  if (options.threads < 0 || options.threads > ThreadPool::kMaxThreads)
+    fail(ErrorKind::kInput, "threads must be 0 to {}, got {}", ThreadPool::kMaxThreads, options.threads);
+  check_bandwidth_bytes(options.bandwidth_bytes);
   const auto negative = [](const std::vector<int64_t>& v) {
     return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0; });
   };
@@ -272,6 +283,7 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
 }
 
 double measure_bandwidth_gb_s(int threads, size_t bytes) {
+  check_bandwidth_bytes(bytes);
   ThreadPool pool(resolve_threads(threads));
   return kernels::cpu::measure_read_bandwidth_gbs(pool, bytes);
 }

@@ -20,6 +20,8 @@
 
 namespace tern::tools {
 
+inline constexpr size_t kMinBandwidthBytes = size_t{64} << 20;  // the least buffer the probe streams
+
 struct BenchOptions {
   std::string model_path;
   std::vector<int64_t> prompt_tokens{512};  // one pp test per entry (0 entries skipped)
@@ -30,7 +32,7 @@ struct BenchOptions {
   bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
-  size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe
+  size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe (≥ kMinBandwidthBytes)
   uint32_t seed = 1;                         // of the synthetic prompt
   // Fill the depth with random keys, values and recurrent state instead of prefilling it: decode's
   // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes

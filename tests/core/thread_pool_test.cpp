@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
-#include <chrono>
-#include <thread>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -61,8 +66,54 @@ TEST(ThreadPool, SingleThreadRunsInline) {
   EXPECT_EQ(sum, 45);
 }
 
-TEST(ThreadPool, RejectsZeroThreads) {
-  EXPECT_THROW(ThreadPool(0), Error);
+TEST(ThreadPool, RejectsCountsOutsideOneToItsMaximum) {
+  for (const int threads : {0, -1, ThreadPool::kMaxThreads + 1, 100000}) {
+    try {
+      ThreadPool pool(threads);
+      ADD_FAILURE() << threads << " threads accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find("thread count must be 1 to 1024, got " + std::to_string(threads)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Where the system refuses a thread, the pool joins the ones it started and throws: before, their
+// std::thread objects were destroyed joinable and the process ended in std::terminate. Run in a child
+// whose address space is capped, so that thread stacks run out after a few.
+TEST(ThreadPool, ThreadsTheSystemRefusesAreAnErrorNotAnAbort) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan's shadow memory needs more address space than the cap leaves";
+#else
+  enum : int { kCleanError = 0, kLimitIgnored = 2, kWrongError = 3 };
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    long pages = 0;
+    if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+      std::fclose(statm);
+    }
+    const rlim_t cap =
+        static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{24} << 20);
+    const rlimit limit{cap, cap};
+    if (pages == 0 || setrlimit(RLIMIT_AS, &limit) != 0) _exit(kLimitIgnored);
+    try {
+      ThreadPool pool(256);
+      _exit(kLimitIgnored);  // an emulator (qemu-user) may not apply the cap
+    } catch (const Error& e) {
+      const bool named = std::string(e.what()).find("cannot start thread") != std::string::npos;
+      _exit(e.kind() == ErrorKind::kCapacity && named ? kCleanError : kWrongError);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
+  if (WEXITSTATUS(status) == kLimitIgnored) GTEST_SKIP() << "the address-space cap is not applied here";
+  EXPECT_EQ(WEXITSTATUS(status), kCleanError);
+#endif
 }
 
 TEST(ThreadPool, PinnedThreadsRunOnlyOnTheirCpu) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -73,6 +74,29 @@ TEST(BenchOptions, ReadOnlyMatmulsNeedTheCpuBackend) {
     EXPECT_NE(std::string(e.what()).find("--read-only-matmuls needs the cpu backend"), std::string::npos)
         << e.what();
   }
+}
+
+// A probe buffer that fits in a cache would measure the cache; a thread count no machine has is a mistake.
+TEST(BenchOptions, RejectAProbeSmallerThan64MiBAndTooManyThreads) {
+  BenchOptions small_probe;
+  small_probe.model_path = testing_support::tiny_pq2_model();
+  small_probe.bandwidth_bytes = kMinBandwidthBytes - 1;
+  BenchOptions too_many = small_probe;
+  too_many.bandwidth_bytes = kMinBandwidthBytes;
+  too_many.threads = 100000;
+  const std::pair<const BenchOptions*, const char*> cases[] = {
+      {&small_probe, "--bandwidth-bytes must be at least 67108864"},
+      {&too_many, "threads must be 0 to 1024, got 100000"}};
+  for (const auto& [options, message] : cases) {
+    try {
+      run_bench(*options);
+      ADD_FAILURE() << "expected an error: " << message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(measure_bandwidth_gb_s(2, 4096), Error);
 }
 
 // Each ratio pairs a depth test's repetition with its depth-0 twin's of the same round; the median
