@@ -30,6 +30,8 @@ std::string read_text(const std::string& path) {
 }
 
 void run(const PerplexityArgs& args) {
+  if (args.stride < 0)
+    fail(ErrorKind::kInput, "--stride must be >= 0 (0: the window length), got {}", args.stride);
   const runtime::LoadedModel loaded =
       runtime::LoadedModel::load(args.model_path, args.compute.load_options());
   const std::vector<int32_t> tokens = loaded.tokenizer->encode(read_text(args.text_path), false);

@@ -31,11 +31,20 @@ Sampler::Sampler(int64_t vocab_size, SamplingParams params, std::span<const int3
       probs_(static_cast<size_t>(vocab_size)),
       rng_(params.seed) {
   if (vocab_size <= 0) fail(ErrorKind::kInput, "sampler: vocabulary size must be positive");
-  if (!(params.top_p > 0.0f)) fail(ErrorKind::kInput, "top_p must be in (0, 1], got {}", params.top_p);
-  if (params.min_p < 0.0f || params.min_p > 1.0f)
+  // Written so that NaN fails every check: it would otherwise reach the draw and pick an arbitrary token.
+  if (!std::isfinite(params.temperature))
+    fail(ErrorKind::kInput, "temperature must be finite, got {}", params.temperature);
+  if (!(params.top_p > 0.0f && params.top_p <= 1.0f))
+    fail(ErrorKind::kInput, "top_p must be in (0, 1], got {}", params.top_p);
+  if (!(params.min_p >= 0.0f && params.min_p <= 1.0f))
     fail(ErrorKind::kInput, "min_p must be in [0, 1], got {}", params.min_p);
-  if (!(params.repetition_penalty > 0.0f))
-    fail(ErrorKind::kInput, "repetition_penalty must be positive, got {}", params.repetition_penalty);
+  if (!(params.repetition_penalty > 0.0f && std::isfinite(params.repetition_penalty)))
+    fail(ErrorKind::kInput, "repetition_penalty must be positive and finite, got {}",
+         params.repetition_penalty);
+  if (!std::isfinite(params.presence_penalty) || !std::isfinite(params.frequency_penalty)) {
+    fail(ErrorKind::kInput, "presence and frequency penalties must be finite, got {} and {}",
+         params.presence_penalty, params.frequency_penalty);
+  }
   for (int32_t id : banned_) {
     if (id < 0 || id >= vocab_size) fail(ErrorKind::kInput, "sampler: banned token id {} out of range", id);
   }

@@ -14,7 +14,7 @@ namespace tern::runtime {
 struct SamplingParams {
   float temperature = 0.0f;         // <= 0: greedy
   int32_t top_k = 0;                // <= 0: off
-  float top_p = 1.0f;               // >= 1: off
+  float top_p = 1.0f;               // in (0, 1]; 1: off
   float min_p = 0.0f;               // <= 0: off
   float repetition_penalty = 1.0f;  // HF/vLLM style, over prompt and output; 1: off
   float presence_penalty = 0.0f;    // OpenAI style, over output tokens

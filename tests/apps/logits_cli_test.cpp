@@ -72,6 +72,14 @@ TEST(PerplexityCli, PrintsAFinitePerplexityWithAnError) {
   EXPECT_GT(ppl, 1.0);
   EXPECT_TRUE(std::isfinite(ppl));
   EXPECT_GT(error, 0.0);
+
+  // A negative stride is an error naming the option, not the default in disguise.
+  const std::string err = temp_file("perplexity_err.txt");
+  EXPECT_NE(std::system((std::string(TERN_BINARY) + " perplexity -m " + tiny_model_path() + " -f " + text +
+                         " --ctx 64 --stride -1 > /dev/null 2> " + err)
+                            .c_str()),
+            0);
+  EXPECT_NE(file_text(err).find("--stride must be >= 0"), std::string::npos) << file_text(err);
 }
 
 }  // namespace

@@ -177,12 +177,38 @@ TEST(Sampler, RepetitionPenaltyScalesByLogitSign) {
 }
 
 TEST(Sampler, RejectsImpossibleParameters) {
-  SamplingParams params;
-  params.top_p = 0.0f;
-  EXPECT_THROW(Sampler(4, params), Error);
-  params = {};
-  params.min_p = 1.5f;
-  EXPECT_THROW(Sampler(4, params), Error);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto rejected = [](void (*set)(SamplingParams&, float), float value) {
+    SamplingParams params;
+    set(params, value);
+    try {
+      Sampler sampler(4, params);
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::kInput;
+    }
+    return false;
+  };
+  const auto temperature = [](SamplingParams& p, float v) { p.temperature = v; };
+  const auto top_p = [](SamplingParams& p, float v) { p.top_p = v; };
+  const auto min_p = [](SamplingParams& p, float v) { p.min_p = v; };
+  const auto repetition = [](SamplingParams& p, float v) { p.repetition_penalty = v; };
+  const auto presence = [](SamplingParams& p, float v) { p.presence_penalty = v; };
+  const auto frequency = [](SamplingParams& p, float v) { p.frequency_penalty = v; };
+  for (const float v : {nan, inf, -inf}) {
+    EXPECT_TRUE(rejected(temperature, v)) << v;
+    EXPECT_TRUE(rejected(presence, v)) << v;
+    EXPECT_TRUE(rejected(frequency, v)) << v;
+    EXPECT_TRUE(rejected(repetition, v)) << v;
+  }
+  for (const float v : {0.0f, -0.5f, 1.5f, nan}) EXPECT_TRUE(rejected(top_p, v)) << v;
+  for (const float v : {-0.1f, 1.5f, nan}) EXPECT_TRUE(rejected(min_p, v)) << v;
+  EXPECT_TRUE(rejected(repetition, 0.0f));
+  // The documented conventions stay: a negative temperature is greedy, top_p 1 and min_p 0 are off.
+  EXPECT_FALSE(rejected(temperature, -1.0f));
+  EXPECT_FALSE(rejected(top_p, 1.0f));
+  EXPECT_FALSE(rejected(min_p, 0.0f));
+  EXPECT_FALSE(rejected(presence, -2.0f));
   EXPECT_THROW(Sampler(0, SamplingParams{}), Error);
 }
 
