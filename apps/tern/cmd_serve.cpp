@@ -88,7 +88,9 @@ void add_serve_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
   cmd->add_option("model", args->model_path, "model file (.gguf)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--host", args->server.host, "address to listen on")->capture_default_str();
-  cmd->add_option("--port", args->server.port, "port (0: any free port)")->capture_default_str();
+  cmd->add_option("--port", args->server.port, "port (0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   cmd->add_option("--api-key", args->server.api_key, "require 'Authorization: Bearer KEY' on API routes");
   cmd->add_option("--model-name", args->server.model_name, "the model id clients name (default: file stem)");
   cmd->add_option("--ctx-size", args->scheduler.context, "tokens each sequence holds (KV allocated at start)")
@@ -124,6 +126,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--grace", args->grace_seconds, "seconds in-flight requests get at shutdown")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   cmd->callback([args] { run_serve(*args); });
 }

@@ -1,0 +1,41 @@
+// Options outside what they can mean are refused at the command line, in one line, before the model
+// loads. Before: `tern run -t 100000` started threads until the system refused one and ended in
+// std::terminate; `tern serve --port 70000` listened on another port (70000 mod 65536).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "tests/apps/cli_test_model.h"
+
+namespace tern::app {
+namespace {
+
+TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
+  const std::string err = temp_file("threads_err.txt");
+  for (const std::string& command : {" run -m " + tiny_model_path() + " -t 100000 -p hi -n 2",
+                                     " bench " + tiny_model_path() + " -t 1025 -p 8 -n 2 -r 1"}) {
+    const int status = std::system((std::string(TERN_BINARY) + command + " > /dev/null 2> " + err).c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << command << ": ended by a signal";
+    EXPECT_NE(WEXITSTATUS(status), 0) << command;
+    EXPECT_NE(file_text(err).find("--threads: Value "), std::string::npos)
+        << command << ": " << file_text(err);
+    EXPECT_NE(file_text(err).find("not in range 0 to 1024"), std::string::npos) << file_text(err);
+  }
+}
+
+TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeAndANegativeGrace) {
+  const std::string err = temp_file("serve_range_err.txt");
+  for (const std::string& option : {std::string("--port 70000"), std::string("--grace -1")}) {
+    const std::string command =
+        std::string(TERN_BINARY) + " serve " + tiny_model_path() + " " + option + " > /dev/null 2> " + err;
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << option;
+    EXPECT_NE(WEXITSTATUS(status), 0) << option;
+    EXPECT_NE(file_text(err).find("not in range"), std::string::npos) << option << ": " << file_text(err);
+  }
+}
+
+}  // namespace
+}  // namespace tern::app
