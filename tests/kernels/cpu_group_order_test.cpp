@@ -127,9 +127,9 @@ TEST(CpuPq2Amx, WithGroupStepsEqualsAvx512GroupOrderBitForBit) {
   expect_amx_equals_groups(40, 640, 17, 5, 5);
 }
 
-// More tokens than one chunk (512) and K in several segments, with either steps: every segment after the
-// first continues its rows' sums from y.
-TEST(CpuPq2Amx, TwoChunksOfSegmentsEqualAvx512GroupOrderBitForBit) {
+// More tokens than one chunk (256: three chunks here) and K in several segments, with either steps: every
+// segment after the first continues its rows' sums from y (the next tile's sums requested on the way).
+TEST(CpuPq2Amx, ChunksOfSegmentsEqualAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_amx_int8()) GTEST_SKIP() << "no AMX-INT8 on this CPU or OS";
   for (const int64_t block_steps_from : {kNoBlockSteps, int64_t{0}})
     expect_amx_equals_groups(13, 5120, 530, 2, block_steps_from);
