@@ -28,8 +28,9 @@ TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
 TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeAndANegativeGrace) {
   const std::string err = temp_file("serve_range_err.txt");
   for (const std::string& option : {std::string("--port 70000"), std::string("--grace -1")}) {
-    const std::string command =
-        std::string(TERN_BINARY) + " serve " + tiny_model_path() + " " + option + " > /dev/null 2> " + err;
+    // Under a timeout: an option taken by mistake would leave the server listening, not failing.
+    const std::string command = "timeout 30 " + std::string(TERN_BINARY) + " serve " + tiny_model_path() +
+                                " " + option + " > /dev/null 2> " + err;
     const int status = std::system(command.c_str());
     ASSERT_TRUE(WIFEXITED(status)) << option;
     EXPECT_NE(WEXITSTATUS(status), 0) << option;
