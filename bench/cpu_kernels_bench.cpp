@@ -89,7 +89,6 @@ std::vector<NamedKernel> runnable_kernels() {
     out.emplace_back("avx512 groups", pq2_rows_avx512_groups);
     out.emplace_back("avx512 panels", pq2_rows_avx512_panels);
   }
-  if (cpu.has_avx512_vbmi()) out.emplace_back("avx512 pairs", pq2_rows_avx512_pairs);
   if (cpu.has_amx_int8()) {
     out.emplace_back("amx", pq2_rows_amx);
     out.emplace_back("amx few", pq2_rows_amx_few);
@@ -251,9 +250,10 @@ void run_hot_kernel(benchmark::State& state, const TernaryMatrix& w, Pq2RowsKern
 }
 
 // Args: tokens, then the index into `kernels` of the one to run on w (in L2), its name the run's label.
-void run_hot_named(benchmark::State& state, const TernaryMatrix& w, std::span<const NamedKernel> kernels) {
+void run_hot_named(benchmark::State& state, const TernaryMatrix& w, std::span<const NamedKernel> kernels,
+                   StepScope steps = StepScope::kGroup) {
   const auto& [label, kernel] = kernels[static_cast<size_t>(state.range(1))];
-  run_hot_kernel(state, w, kernel, state.range(0));
+  run_hot_kernel(state, w, kernel, state.range(0), steps);
   state.SetLabel(label);
 }
 
@@ -274,8 +274,8 @@ void BM_Pq2KernelHot(benchmark::State& state) {
 BENCHMARK(BM_Pq2KernelHot)
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 64}, {0}})
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Pq2KernelHot)  // prompt tokens' block steps
-    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {2, 4, 8, 12, 16, 24, 32, 64}, {1}})
+BENCHMARK(BM_Pq2KernelHot)  // block steps: prompt tokens, and decode tokens of VBMI CPUs
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 4, 8, 12, 16, 24, 32, 64}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
 #if defined(__x86_64__)
@@ -286,9 +286,9 @@ struct HotPanels {
   HotPanels() { quant::pack_pq2_panels(weight_arena(), view.row_bytes, kHotN, kHotK, bytes.data()); }
 };
 
-// The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2); args: tokens, then the
-// kernel: 0 and 2 the lane-order (decode) one by shifts and by affine (LaneOps), 1 the group-order
-// (prompt) one.
+// The kernels of PQ2_0 panels on BM_Pq2KernelHot's rows, re-packed (in L2), block steps as a VBMI CPU
+// quantises every token; args: tokens, then the kernel: 0 and 2 the block-order (decode) one with the
+// fields by shifts and by affine (FieldOps), 1 the group-order VNNI one (the same bits).
 void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
     state.SkipWithError("no AVX-512 VBMI here");
@@ -296,10 +296,10 @@ void BM_Pq2PanelFormKernelHot(benchmark::State& state) {
   }
   const HotPanels panels;
   const TernaryMatrix& w = panels.view;
-  const NamedKernel kernels[] = {{"panel form lanes, shifts", pq2_panel_form_rows_lanes_shifts},
+  const NamedKernel kernels[] = {{"panel form blocks, shifts", pq2_panel_form_rows_blocks_shifts},
                                  {"panel form groups", pq2_panel_form_rows_groups},
-                                 {"panel form lanes, affine", pq2_panel_form_rows_lanes_affine}};
-  run_hot_named(state, w, kernels);
+                                 {"panel form blocks, affine", pq2_panel_form_rows_blocks_affine}};
+  run_hot_named(state, w, kernels, StepScope::kBlock);
 }
 BENCHMARK(BM_Pq2PanelFormKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
 
@@ -323,8 +323,8 @@ BENCHMARK(BM_Pq2PanelFormPromptHot)
 #endif
 
 #if defined(__x86_64__)
-// The trit planes decode kernel on the same shape as BM_Pq2KernelHot (in L2); args: tokens, then 0 for
-// the VBMI kernel or 1 for the re-pack to PQ2_0 and the PQ2_0 decode kernel.
+// The trit planes decode kernel (the re-pack to PQ2_0 and the PQ2_0 decode kernel) on the same shape as
+// BM_Pq2KernelHot (in L2), block steps as this CPU's decode takes them; args: tokens.
 void BM_TritPlanesKernelHot(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
     state.SkipWithError("no AVX-512 VBMI here");
@@ -336,14 +336,12 @@ void BM_TritPlanesKernelHot(benchmark::State& state) {
   for (int64_t r = 0; r < kHotN; ++r)
     quant::quantize_row(quant::TensorType::kTritPlanes, &values[r * kHotK], &bytes[r * row_bytes], kHotK);
   const TernaryMatrix w{bytes.data(), kHotN, kHotK, row_bytes, quant::TensorType::kTritPlanes};
-  run_hot_kernel(state, w, state.range(1) == 0 ? trit_planes_rows_pairs : trit_planes_rows_repacked,
-                 state.range(0));
+  run_hot_kernel(state, w, trit_planes_decode_kernel(), state.range(0), StepScope::kBlock);
 }
-BENCHMARK(BM_TritPlanesKernelHot)->ArgsProduct({{1, 4}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TritPlanesKernelHot)->Arg(1)->Arg(4)->Unit(benchmark::kMicrosecond);
 
-// The trit panels kernels on the same shape (in L2); args: tokens, then 0 and 2 for the decode kernel with
-// the digits joined by shifts and by VPDPWSSD (LaneOps), 1 for the prompt path (the expansion to PQ2_0
-// panels and their prompt kernel).
+// The trit panels kernels on the same shape (in L2), block steps; args: tokens, then 0 for the decode
+// kernel, 1 for the prompt path (the expansion to PQ2_0 panels and their prompt kernel).
 void BM_TritPanelsKernelHot(benchmark::State& state) {
   if (!cpu_features().has_avx512_vbmi()) {
     state.SkipWithError("no AVX-512 VBMI here");
@@ -357,12 +355,11 @@ void BM_TritPanelsKernelHot(benchmark::State& state) {
   quant::pack_trit_panels(rows.data(), pq2_row, kHotN, kHotK, panels.data());
   const TernaryMatrix w{panels.data(), kHotN, kHotK, quant::trit_panels_row_bytes(kHotK),
                         quant::TensorType::kTritPanels};
-  const NamedKernel kernels[] = {{"trit panels decode, shifts", trit_panels_rows_lanes_shifts},
-                                 {"trit panels prompt", trit_panels_rows_prompt_vbmi},
-                                 {"trit panels decode, affine", trit_panels_rows_lanes_affine}};
-  run_hot_named(state, w, kernels);
+  const NamedKernel kernels[] = {{"trit panels decode", trit_panels_rows_blocks},
+                                 {"trit panels prompt", trit_panels_rows_prompt_vbmi}};
+  run_hot_named(state, w, kernels, StepScope::kBlock);
 }
-BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1, 2}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TritPanelsKernelHot)->ArgsProduct({{1, 2, 16, 64}, {0, 1}})->Unit(benchmark::kMicrosecond);
 #endif
 
 #if defined(__x86_64__)

@@ -45,11 +45,12 @@ enum class Ptq1Form {
   // decode token than PQ2_0, on the AVX-512 VBMI kernels of kernels/cpu/trit_panels.h (elsewhere
   // re-packed to PQ2_0 rows slab by slab, exact but slower).
   kTritPanels,
-  // 1.6 bits a value row by row (quant/trit_planes.h), on the AVX-512 VBMI pairs kernel of
-  // kernels/cpu/trit_planes.h: the same bytes as trit panels, a slower decode on Zen 5 (1.5x, 12-02).
+  // 1.6 bits a value row by row (quant/trit_planes.h), re-packed to PQ2_0 rows slab by slab for the PQ2_0
+  // kernels (kernels/cpu/trit_planes.h): the same bytes as trit panels, a slower decode.
   kTritPlanes,
-  // 1.6 bits a value row by row (quant/trit_rows.h), on the AVX2 kernel of kernels/cpu/trit_rows.h: memory
-  // ≈ the file on CPUs without VBMI, at a slower decode than PQ2_0 where the kernel, not memory, is the
+  // 1.6 bits a value row by row (quant/trit_rows.h), on the AVX2 kernel of kernels/cpu/trit_rows.h where
+  // decode is in the lane order (re-packed for the PQ2_0 kernels elsewhere): memory ≈ the file on CPUs
+  // without VBMI, at a slower decode than PQ2_0 where the kernel, not memory, is the
   // limit (see docs/performance.md).
   kTritRows,
   // 2.125 bits a value: 1.21 × the file, read by every kernel.

@@ -103,7 +103,6 @@ std::vector<NamedKernel> lane_order_kernels() {
 #if defined(__x86_64__)
   if (cpu.has_avx2_fma()) out.push_back({"avx2", pq2_rows_avx2});
   if (cpu.has_avx_vnni()) out.push_back({"avxvnni", pq2_rows_avxvnni});
-  if (cpu.has_avx512_vbmi()) out.push_back({"avx512 pairs", pq2_rows_avx512_pairs});
 #elif defined(__aarch64__)
   if (cpu.neon) out.push_back({"neon", pq2_rows_neon});
   if (cpu.dotprod) out.push_back({"dotprod", pq2_rows_dotprod});
@@ -393,7 +392,8 @@ TEST(CpuPq2Matmul, PromptChunksHoldWholeTiles) {
   EXPECT_EQ(prompt_chunk_tokens(bytes * 5, 4), 4);
 }
 
-// Decode tokens take the fastest one-token kernel. Prompt tokens take the group order: AMX where it exists
+// Decode tokens take the fastest one-token kernel, in the group order with block steps where VBMI's panel
+// kernels decode (pq2_decode_in_block_order()). Prompt tokens take the group order: AMX where it exists
 // (the few-token kernel below kAmxMinTokens), else with AVX-512 VNNI the panel kernel (the group kernel
 // below kPanelMinTokens), else with AVX-VNNI the ymm panel kernel; without any of them, the decode kernel.
 TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
@@ -401,7 +401,7 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   Pq2RowsKernel decode = pq2_rows_scalar;
 #if defined(__x86_64__)
   if (cpu.has_avx512_vbmi()) {
-    decode = pq2_rows_avx512_pairs;
+    decode = pq2_rows_avx512_groups;
   } else if (cpu.has_avx512_vnni()) {
     decode = pq2_rows_avx512_lanes;
   } else if (cpu.has_avx_vnni()) {
@@ -430,14 +430,20 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   }
 #endif
   EXPECT_EQ(pq2_decode_kernel(), decode);
+#if defined(__x86_64__)
+  EXPECT_EQ(pq2_decode_in_block_order(), cpu.has_avx512_vbmi());
+  EXPECT_EQ(pq2_decode_in_lane_order(), !cpu.has_avx512_vnni());
+#else
+  EXPECT_FALSE(pq2_decode_in_block_order());
+  EXPECT_TRUE(pq2_decode_in_lane_order());
+#endif
   if (!cpu.has_avx512_vnni() && !cpu.has_avx_vnni()) {
     EXPECT_EQ(pq2_prompt_kernel(512), decode);
   }
 }
 
-// Every lane-order kernel runs the scalar kernel's arithmetic lane for lane (the pairs kernel two rows
-// a zmm, a lone row paired with itself), so all give the same bits for any rows, range and token
-// count, and x86 and ARM decode alike.
+// Every lane-order kernel runs the scalar kernel's arithmetic lane for lane, so all give the same bits for
+// any rows, range and token count, and x86 and ARM decode alike.
 TEST(CpuPq2Matmul, LaneOrderKernelsEqualScalarBitForBit) {
   for (int64_t cols : {640, 5120}) {
     for (int64_t tokens : {1, 2, 5}) {

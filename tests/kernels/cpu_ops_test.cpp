@@ -10,6 +10,7 @@
 
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/cpu/pq2_matmul.h"
 #include "kernels/ref/argmax.h"
 #include "quant/codec.h"
 
@@ -90,6 +91,21 @@ TEST(CpuOps, Pq2RowDependsOnlyOnItsRoleAndItsValues) {
   }
   cpu.matmul(chunk.data(), w, x.data() + kDecode * kCols, {kPrompt, 0});
   for (int64_t t = 0; t < kPrompt; ++t) EXPECT_EQ(row_of(chunk, t), row_of(mixed, kDecode + t)) << t;
+}
+
+// Where decode is in the block order (AVX-512 VBMI), decode tokens are quantised with block steps as prompt
+// tokens are and both roles take the group order: a token gives the same bits in either role.
+TEST(CpuOps, DecodeTokensGivePromptBitsWhereDecodeIsInBlockOrder) {
+  if (!cpu::pq2_decode_in_block_order()) GTEST_SKIP() << "decode is in the lane order on this CPU";
+  constexpr int64_t kRows = 40, kCols = 1024, kTokens = 3;
+  const Problem problem(kRows, kCols, kTokens, 12);
+  const MatrixView w{quant::TensorType::kPQ2_0, problem.pq2.data(), kCols, kRows, problem.row_bytes};
+  ThreadPool pool(2);
+  const Ops& cpu = cpu_ops(pool);
+  std::vector<float> decoded(kTokens * kRows), prompted(kTokens * kRows);
+  cpu.matmul(decoded.data(), w, problem.x.data(), {kTokens, kTokens});
+  cpu.matmul(prompted.data(), w, problem.x.data(), {kTokens, 0});
+  EXPECT_EQ(decoded, prompted);
 }
 
 // The head with its greedy pick fused: the same logits as the matmul, and per token ref::argmax of its

@@ -13,6 +13,7 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "quant/pq2_panels.h"
+#include "tests/support/decode_steps.h"
 #include "tests/support/random_acts.h"
 #include "tests/support/random_pq2.h"
 
@@ -66,12 +67,19 @@ void for_each_edge(Check&& check) {
 }
 
 #if defined(__x86_64__)
-TEST(CpuPanelForm, LaneKernelEqualsScalarBitForBit) {
+// With block steps (decode tokens on this CPU: the block order's own walk) and group steps (handed to
+// the group kernel); K = 17408 for the prefetch's end.
+TEST(CpuPanelForm, BlockKernelEqualsAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_avx512_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
-  for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
-    expect_equal(pq2_rows_scalar, pq2_panel_form_rows_lanes_shifts, rows, cols, tokens, begin, end);
-    expect_equal(pq2_rows_scalar, pq2_panel_form_rows_lanes_affine, rows, cols, tokens, begin, end);
-  });
+  for (const int64_t block_steps_from : {int64_t{0}, kNoBlockSteps}) {
+    const auto check = [&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
+      for (const Pq2RowsKernel kernel :
+           {pq2_panel_form_rows_blocks_shifts, pq2_panel_form_rows_blocks_affine})
+        expect_equal(pq2_rows_avx512_groups, kernel, rows, cols, tokens, begin, end, block_steps_from);
+    };
+    for_each_edge(check);
+    check(40, 17408, 3, 0, 40);
+  }
 }
 
 // With group steps, and with block steps (the panel kernel's chains then run through a block).
@@ -128,7 +136,8 @@ TEST(CpuPanelForm, AmxFewKernelEqualsRowsAmxFewBitForBit) {
 
 TEST(CpuPanelForm, RepackedPathsEqualTheRowKernels) {
   for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
-    expect_equal(pq2_decode_kernel(), pq2_panel_form_rows_repacked_decode, rows, cols, tokens, begin, end);
+    expect_equal(pq2_decode_kernel(), pq2_panel_form_rows_repacked_decode, rows, cols, tokens, begin, end,
+                 testing_support::decode_block_steps_from());
     expect_equal(pq2_prompt_kernel(tokens), pq2_panel_form_rows_repacked_prompt, rows, cols, tokens, begin,
                  end, 0);
   });
@@ -138,13 +147,14 @@ TEST(CpuPanelForm, RepackedPathsEqualTheRowKernels) {
 TEST(CpuPanelForm, ChosenKernelsEqualTheRowKernelsOfTheirRole) {
   for (int64_t tokens :
        {int64_t{1}, int64_t{2}, int64_t{8}, kPanelFormAmxMinTokens, kAmxMinTokens, int64_t{40}}) {
-    expect_equal(pq2_decode_kernel(), pq2_panel_form_decode_kernel(), 40, 640, tokens, 0, 40);
+    expect_equal(pq2_decode_kernel(), pq2_panel_form_decode_kernel(), 40, 640, tokens, 0, 40,
+                 testing_support::decode_block_steps_from());
     expect_equal(pq2_prompt_kernel(tokens), pq2_panel_form_prompt_kernel(tokens), 40, 640, tokens, 0, 40, 0);
   }
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi()) {
     EXPECT_EQ(pq2_panel_form_decode_kernel(),
-              cpu_features().intel ? pq2_panel_form_rows_lanes_affine : pq2_panel_form_rows_lanes_shifts);
+              cpu_features().intel ? pq2_panel_form_rows_blocks_affine : pq2_panel_form_rows_blocks_shifts);
   }
   if (cpu_features().has_avx512_vnni() && !cpu_features().has_amx_int8()) {
     EXPECT_EQ(pq2_panel_form_prompt_kernel(512), pq2_panel_form_rows_groups);
@@ -163,7 +173,8 @@ TEST(CpuPanelForm, ThreadedMatmulEqualsTheRowsMatmul) {
   for (int64_t tokens : {1, 3, 9}) {
     const std::vector<float> x = testing_support::random_acts(tokens * 1024, 11, 61, 8.0f);
     ActBuffer buffer;
-    const QuantizedActs acts = buffer.quantize(x.data(), 1024, tokens);
+    const QuantizedActs acts = buffer.quantize(x.data(), 1024, tokens, nullptr,
+                                               tokens == 1 ? testing_support::decode_block_steps_from() : 0);
     const Pq2RowsKernel row_kernel = tokens == 1 ? pq2_decode_kernel() : pq2_prompt_kernel(tokens);
     const Pq2RowsKernel panel_kernel =
         tokens == 1 ? pq2_panel_form_decode_kernel() : pq2_panel_form_prompt_kernel(tokens);

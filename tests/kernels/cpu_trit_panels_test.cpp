@@ -15,6 +15,7 @@
 #include "kernels/cpu/trit_panels.h"
 #include "quant/pq2_panels.h"
 #include "quant/trit_panels.h"
+#include "tests/support/decode_steps.h"
 #include "tests/support/random_acts.h"
 #include "tests/support/random_pq2.h"
 
@@ -46,14 +47,15 @@ Forms random_matrix(int64_t rows, int64_t cols, uint32_t seed) {
 enum class Against { kRows, kPq2Panels };
 
 // Runs `want` on the rows (or the PQ2_0 panels) and `got` on the trit panels over rows [begin, end) of
-// every token; rows outside the range must stay untouched (both sides start from the same filler).
+// every token; rows outside the range must stay untouched (both sides start from the same filler). Tokens
+// from `block_steps_from` on are quantised with block steps (act_quant.h).
 void expect_equal(Pq2RowsKernel want, Against form, Pq2RowsKernel got, int64_t rows, int64_t cols,
-                  int64_t tokens, int64_t begin, int64_t end) {
+                  int64_t tokens, int64_t begin, int64_t end, int64_t block_steps_from = kNoBlockSteps) {
   const Forms w = random_matrix(rows, cols, static_cast<uint32_t>(tokens * 131 + rows * 7 + cols));
   const std::vector<float> x =
       testing_support::random_acts(tokens * cols, static_cast<uint32_t>(tokens + cols), 61, 8.0f);
   ActBuffer buffer;
-  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens);
+  const QuantizedActs acts = buffer.quantize(x.data(), cols, tokens, nullptr, block_steps_from);
   std::vector<float> expected(static_cast<size_t>(rows * tokens), -7.0f), actual(expected);
   want(expected.data(), rows, form == Against::kRows ? w.rows : w.pq2_panels, acts, begin, end);
   got(actual.data(), rows, w.trit_panels, acts, begin, end);
@@ -74,14 +76,16 @@ void for_each_edge(Check&& check) {
 }
 
 #if defined(__x86_64__)
-TEST(CpuTritPanels, LaneKernelEqualsScalarBitForBit) {
+// With block steps (decode tokens on this CPU: the block order's own walk) and group steps (handed to the
+// prompt path).
+TEST(CpuTritPanels, BlockKernelEqualsAvx512GroupOrderBitForBit) {
   if (!cpu_features().has_avx512_vbmi()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
-  for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
-    expect_equal(pq2_rows_scalar, Against::kRows, trit_panels_rows_lanes_shifts, rows, cols, tokens, begin,
-                 end);
-    expect_equal(pq2_rows_scalar, Against::kRows, trit_panels_rows_lanes_affine, rows, cols, tokens, begin,
-                 end);
-  });
+  for (const int64_t block_steps_from : {int64_t{0}, kNoBlockSteps}) {
+    for_each_edge([&](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
+      expect_equal(pq2_rows_avx512_groups, Against::kRows, trit_panels_rows_blocks, rows, cols, tokens, begin,
+                   end, block_steps_from);
+    });
+  }
 }
 
 TEST(CpuTritPanels, PromptPathEqualsThePq2PanelPromptKernelBitForBit) {
@@ -99,7 +103,7 @@ TEST(CpuTritPanels, PromptPathEqualsThePq2PanelPromptKernelBitForBit) {
 TEST(CpuTritPanels, RepackedPathsEqualTheRowKernels) {
   for_each_edge([](int64_t rows, int64_t cols, int64_t tokens, int64_t begin, int64_t end) {
     expect_equal(pq2_decode_kernel(), Against::kRows, trit_panels_rows_repacked_decode, rows, cols, tokens,
-                 begin, end);
+                 begin, end, testing_support::decode_block_steps_from());
     expect_equal(pq2_prompt_kernel(tokens), Against::kRows, trit_panels_rows_repacked_prompt, rows, cols,
                  tokens, begin, end);
   });
@@ -109,14 +113,14 @@ TEST(CpuTritPanels, RepackedPathsEqualTheRowKernels) {
 // tokens.
 TEST(CpuTritPanels, ChosenKernelsEqualThePq2KernelsOfTheirRole) {
   for (int64_t tokens : {1, 2, 9}) {
-    expect_equal(pq2_decode_kernel(), Against::kRows, trit_panels_decode_kernel(), 40, 640, tokens, 0, 40);
+    expect_equal(pq2_decode_kernel(), Against::kRows, trit_panels_decode_kernel(), 40, 640, tokens, 0, 40,
+                 testing_support::decode_block_steps_from());
     expect_equal(pq2_panel_form_prompt_kernel(tokens), Against::kPq2Panels, trit_panels_prompt_kernel(tokens),
                  40, 640, tokens, 0, 40);
   }
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi()) {
-    EXPECT_EQ(trit_panels_decode_kernel(),
-              cpu_features().intel ? trit_panels_rows_lanes_affine : trit_panels_rows_lanes_shifts);
+    EXPECT_EQ(trit_panels_decode_kernel(), trit_panels_rows_blocks);
     EXPECT_EQ(trit_panels_prompt_kernel(512), trit_panels_rows_prompt_vbmi);
   }
 #endif
@@ -129,7 +133,8 @@ TEST(CpuTritPanels, ThreadedMatmulEqualsTheRowsMatmul) {
   for (int64_t tokens : {1, 9}) {
     const std::vector<float> x = testing_support::random_acts(tokens * 1024, 5, 61, 8.0f);
     ActBuffer buffer;
-    const QuantizedActs acts = buffer.quantize(x.data(), 1024, tokens);
+    const QuantizedActs acts = buffer.quantize(x.data(), 1024, tokens, nullptr,
+                                               tokens == 1 ? testing_support::decode_block_steps_from() : 0);
     std::vector<float> expected(static_cast<size_t>(2003 * tokens)), actual(expected);
     if (tokens == 1) {
       pq2_matmul(expected.data(), w.rows, acts, &pool, pq2_decode_kernel());

@@ -37,10 +37,11 @@ TEST_F(CpuTritPlanes, DecodeKernelEqualsThePq2DecodeKernel) {
     for (int64_t tokens : {1, 2, 5}) {
       const std::vector<float> x = kernel_test_acts(tokens * cols, static_cast<uint32_t>(100 + tokens));
       ActBuffer buffer;
-      const QuantizedActs a = buffer.quantize(x.data(), cols, tokens);
+      const QuantizedActs a =
+          buffer.quantize(x.data(), cols, tokens, nullptr, testing_support::decode_block_steps_from());
       SCOPED_TRACE(testing::Message() << blocks << " blocks, " << tokens << " tokens");
-      expect_same_bits(run_split(trit_planes_rows_pairs, m.form, a, 9),
-                       run_split(pq2_rows_avx512_pairs, m.pq2, a, 4), "pairs");
+      expect_same_bits(run_split(trit_planes_decode_kernel(), m.form, a, 9),
+                       run_split(pq2_decode_kernel(), m.pq2, a, 4), "decode");
     }
   }
 }
@@ -69,13 +70,13 @@ TEST_F(CpuTritPlanes, PromptKernelEqualsThePq2PromptKernel) {
 }
 
 TEST_F(CpuTritPlanes, SharedMatmulOverThePoolEqualsPq2) {
-  testing_support::expect_shared_matmul_equals_pq2(quant::TensorType::kTritPlanes, trit_planes_rows_pairs,
-                                                   pq2_rows_avx512_pairs);
+  testing_support::expect_shared_matmul_equals_pq2(quant::TensorType::kTritPlanes,
+                                                   trit_planes_decode_kernel(), pq2_decode_kernel());
 }
 #endif
 
-// Any CPU: the re-pack through the PQ2_0 decode kernel, and the decode kernel this CPU takes (the SIMD
-// kernel or the re-pack), give this CPU's PQ2_0 decode bits: a PTQ1_0 file decodes as its PQ2_0 twin.
+// Any CPU: the re-pack through the PQ2_0 decode kernel, and the decode kernel this CPU takes, give this CPU's
+// PQ2_0 decode bits: a PTQ1_0 file decodes as its PQ2_0 twin.
 TEST(CpuTritPlanesAnyCpu, DecodeKernelsGiveThePq2DecodeKernelsBits) {
   testing_support::expect_pq2_decode_bits(quant::TensorType::kTritPlanes, trit_planes_to_pq2,
                                           trit_planes_rows_repacked);

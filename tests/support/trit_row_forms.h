@@ -13,6 +13,7 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/cpu/pq2_slabs.h"
 #include "quant/codec.h"
+#include "tests/support/decode_steps.h"
 #include "tests/support/random_acts.h"
 
 namespace tern::testing_support {
@@ -72,7 +73,8 @@ inline void expect_shared_matmul_equals_pq2(quant::TensorType form, kernels::cpu
   const TwoForms q = random_two_forms(form, 300, cols, 1), k = random_two_forms(form, 64, cols, 2);
   const std::vector<float> x = kernel_test_acts(cols, 3);
   kernels::cpu::ActBuffer buffer;
-  const kernels::cpu::QuantizedActs a = buffer.quantize(x.data(), cols, 1);
+  const kernels::cpu::QuantizedActs a =
+      buffer.quantize(x.data(), cols, 1, nullptr, decode_block_steps_from());
   std::vector<float> yq(300), yk(64), eq(300), ek(64);
   const kernels::cpu::TernaryTarget held[] = {{yq.data(), q.form}, {yk.data(), k.form}};
   const kernels::cpu::TernaryTarget pq2[] = {{eq.data(), q.pq2}, {ek.data(), k.pq2}};
@@ -94,7 +96,8 @@ inline void expect_pq2_decode_bits(quant::TensorType form, kernels::cpu::ToPq2Ro
   for (int64_t tokens : {1, 3}) {
     const std::vector<float> x = kernel_test_acts(tokens * cols, 5);
     kernels::cpu::ActBuffer buffer;
-    const kernels::cpu::QuantizedActs a = buffer.quantize(x.data(), cols, tokens);
+    const kernels::cpu::QuantizedActs a =
+        buffer.quantize(x.data(), cols, tokens, nullptr, decode_block_steps_from());
     expect_same_bits(run_split(kernel, m.form, a, 13),
                      run_split(kernels::cpu::pq2_decode_kernel(), m.pq2, a, 0), "decode");
   }

@@ -61,6 +61,12 @@ cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
   }
 }
 
+// The token the activations' block steps start from (act_quant.h): the prompt tokens', or with decode
+// tokens in block order (pq2_matmul.h) every token's.
+int64_t block_steps_from(TokenRows rows) {
+  return cpu::pq2_decode_in_block_order() ? 0 : rows.decoding;
+}
+
 // A matmul's two roles (pq2_matmul.h): decode tokens [0, decoding) take the decode kernel of `form`, the
 // prompt tokens after them its prompt kernel; with kReadOnly both take the read-only stand-in.
 struct RolePass {
@@ -111,10 +117,10 @@ void sort_others(std::span<const MatmulTarget> others, const float* x, TokenRows
   }
 }
 
-// The ternary targets over x that share its width share one quantisation of x (prompt tokens with block
-// steps, act_quant.h); decode and prompt tokens then take their own kernels (pq2_matmul.h), per form, or with
-// kReadOnly the stand-in that only reads the weights. The dense targets run in the first of those passes'
-// jobs (in one of their own if there is none). Any other target goes alone.
+// The ternary targets over x that share its width share one quantisation of x (block_steps_from); decode and
+// prompt tokens then take their own kernels (pq2_matmul.h), per form, or with kReadOnly the stand-in that
+// only reads the weights. The dense targets run in the first of those passes' jobs (in one of their own if
+// there is none). Any other target goes alone.
 template <bool kReadOnly>
 void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, TokenRows rows) {
   if (targets.size() > kMaxShared) {  // in groups the fixed arrays below hold
@@ -139,7 +145,8 @@ void cpu_matmul_shared(std::span<const MatmulTarget> targets, const float* x, To
   const cpu::DenseTasks* pending = dense_count > 0 ? &dense_tasks : nullptr;
   if (count > 0) {
     thread_local cpu::ActBuffer buffer;
-    const cpu::QuantizedActs acts = buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool, rows.decoding);
+    const cpu::QuantizedActs acts =
+        buffer.quantize(x, fast[0].w.cols, rows.count, cpu_pool, block_steps_from(rows));
     for (const quant::TensorType form : cpu::kPq2KernelForms) {
       cpu::TernaryTarget same[kMaxShared];
       size_t n = 0;
@@ -174,7 +181,7 @@ void cpu_matmul_argmax(float* y, int32_t* best, const MatrixView& w, const float
   }
   const cpu::TernaryMatrix matrix{w.data, w.rows, w.cols, w.row_bytes, w.type};
   thread_local cpu::ActBuffer buffer;
-  const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, rows.count, cpu_pool, rows.decoding);
+  const cpu::QuantizedActs acts = buffer.quantize(x, w.cols, rows.count, cpu_pool, block_steps_from(rows));
   for (const RolePass& pass : role_passes<kReadOnly>(w.type, rows)) {
     if (pass.count == 0) continue;
     cpu::pq2_matmul_argmax(y + pass.first * w.rows, best + pass.first, matrix,

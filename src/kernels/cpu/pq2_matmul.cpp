@@ -110,7 +110,7 @@ int64_t prompt_chunk_tokens(int64_t per_token_act_bytes, int64_t tile_tokens) {
 Pq2RowsKernel pq2_decode_kernel() {
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
-  if (cpu.has_avx512_vbmi()) return pq2_rows_avx512_pairs;
+  if (cpu.has_avx512_vbmi()) return pq2_rows_avx512_groups;
   if (cpu.has_avx512_vnni()) return pq2_rows_avx512_lanes;
   if (cpu.has_avx_vnni()) return pq2_rows_avxvnni;
   if (cpu.has_avx2_fma()) return pq2_rows_avx2;
@@ -124,9 +124,18 @@ Pq2RowsKernel pq2_decode_kernel() {
 
 bool pq2_decode_in_lane_order() {
 #if defined(__x86_64__)
-  return pq2_decode_kernel() != pq2_rows_avx512_lanes;
+  const Pq2RowsKernel kernel = pq2_decode_kernel();
+  return kernel != pq2_rows_avx512_lanes && kernel != pq2_rows_avx512_groups;
 #else
   return true;
+#endif
+}
+
+bool pq2_decode_in_block_order() {
+#if defined(__x86_64__)
+  return pq2_decode_kernel() == pq2_rows_avx512_groups;
+#else
+  return false;
 #endif
 }
 

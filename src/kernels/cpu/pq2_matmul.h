@@ -5,12 +5,11 @@
 // scan for code 3 is needed. Each fast path has a scalar twin with the same integer arithmetic.
 //
 // Two summation orders, and which tokens take which (kernels/ops.h TokenRows):
-// - Lane order (scalar, AVX2, pq2_rows_avx512_pairs, NEON, SDOT; pq2_rows_avx512_lanes): each of eight
-//   lanes (lane l: qs bytes 4l..4l+3 of every 2-bit field) keeps its own fp32 sum,
-//   fma(lane dot, d_w · step, sum), over the blocks; the row is ((l0 + l4) + (l2 + l6)) + ((l1 + l5) +
-//   (l3 + l7)). Fastest in decode. The scalar, AVX2, pairs (two rows a zmm), NEON and SDOT kernels give
-//   the same bits, so x86 and ARM decode alike; the 16-lane AVX-512 kernel, for CPUs without VBMI,
-//   rounds its own way.
+// - Lane order (scalar, AVX2, NEON, SDOT; pq2_rows_avx512_lanes): each of eight lanes (lane l: qs bytes
+//   4l..4l+3 of every 2-bit field) keeps its own fp32 sum, fma(lane dot, d_w · step, sum), over the blocks;
+//   the row is ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). The decode order of CPUs without AVX-512
+//   VBMI: the scalar, AVX2, AVX-VNNI, NEON and SDOT kernels give the same bits, so those x86 and ARM
+//   machines decode alike; the 16-lane AVX-512 kernel, for CPUs without VBMI, rounds its own way.
 // - Group order (pq2_rows_avx512_groups, the AVX-512 and AVX-VNNI panel kernels and the AMX kernels):
 //   per row, token and block, with D_g the exact integer dot of scale group g (values 32g..32g+31) and
 //   s_g its step, in fp32
@@ -19,6 +18,9 @@
 //   AVX-VNNI server compute the same prompt. Prompt tokens are quantised with block steps (act_quant.h:
 //   s_0 = … = s_3 = s, a power of two), under which each product and sum above is exact and the line is
 //   acc = fma((D_0 + D_1 + D_2 + D_3)·s, d_w, acc): the AMX kernel sums a block in its tiles.
+//   On AVX-512 VBMI CPUs decode tokens take this order too, quantised with block steps
+//   (pq2_decode_in_block_order()): summing a block before scaling it is the cheapest exact decode kernel
+//   (pq2_panel_form.h), cheaper than the lane order by a sixth of its vector instructions.
 // Decode tokens always take the decode kernel and prompt tokens the prompt kernel, whatever else shares
 // the matmul; where AVX-512 VNNI or AVX-VNNI exists every prompt token is in group order, whether its
 // chunk is one token or 512 (elsewhere, prompt tokens take the decode kernel: with AVX2's `vpmaddubsw`
@@ -95,10 +97,6 @@ void pq2_rows_avx512_groups(float* y, int64_t y_stride, const TernaryMatrix& w, 
 // pq2_rows_avx512_groups.
 void pq2_rows_avx512_panels(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                             int64_t row_begin, int64_t row_end);
-// Needs AVX-512 VBMI + VNNI + GFNI (cpu_features().has_avx512_vbmi()): the AVX2 kernel's lane order, two rows
-// per zmm; bit-identical to pq2_rows_avx2.
-void pq2_rows_avx512_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                           int64_t row_begin, int64_t row_end);
 
 // Needs AMX-INT8 (cpu_features().has_amx_int8()). Any token count, but it pays only in prefill: every
 // 16-token tile costs the same however few of its tokens are real. Its tiles take activations with block
@@ -130,9 +128,13 @@ inline constexpr int64_t kPanelMinTokens = 2;
 // The kernels this CPU runs (after the TERN_ISA cap) for decode tokens, and for n_tokens prompt tokens.
 Pq2RowsKernel pq2_decode_kernel();
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens);
-// Whether pq2_decode_kernel() gives pq2_rows_avx2's bits (the lane order): every kernel but the 16-lane
-// AVX-512 one, which rounds its own way.
+// Whether pq2_decode_kernel() gives pq2_rows_avx2's bits (the lane order): every kernel but the AVX-512
+// ones (the 16-lane one rounds its own way; VBMI CPUs decode in the group order).
 bool pq2_decode_in_lane_order();
+// Whether decode tokens take the group order with block steps (AVX-512 VBMI CPUs): their activations are
+// then quantised with block steps (act_quant.h) and every form's decode kernel sums a block before it
+// scales it.
+bool pq2_decode_in_block_order();
 
 // The row kernels take prompt tokens in chunks whose activations, this many bytes, stay in L2 while the
 // chunk sweeps a thread's rows: half of one core's L2, the weights streaming through the rest, and at

@@ -11,7 +11,7 @@ namespace tern::kernels::cpu {
 Pq2RowsKernel pq2_panel_form_decode_kernel() {
 #if defined(__x86_64__)
   if (cpu_features().has_avx512_vbmi())
-    return cpu_features().intel ? pq2_panel_form_rows_lanes_affine : pq2_panel_form_rows_lanes_shifts;
+    return cpu_features().intel ? pq2_panel_form_rows_blocks_affine : pq2_panel_form_rows_blocks_shifts;
 #endif
   return pq2_panel_form_rows_repacked_decode;
 }

@@ -4,8 +4,8 @@
 // no pairing or gathering of rows and no lane reduction per row, and a thread's rows are one sequential
 // stream.
 //
-// Each kernel gives exactly the bits of the PQ2_0 row kernel of its order (pq2_matmul.h): decode tokens
-// the lane order of pq2_rows_avx2, prompt tokens the group order of pq2_rows_avx512_groups. So a model
+// Each kernel gives exactly the bits of the PQ2_0 row kernel of its role on this CPU (pq2_matmul.h): on a
+// VBMI CPU the group order of pq2_rows_avx512_groups, for decode and prompt tokens alike. So a model
 // decodes the same tokens in either form, and PQ2_0 and PTQ1_0 files still agree bit for bit.
 #pragma once
 
@@ -27,16 +27,18 @@ Pq2RowsKernel pq2_panel_form_prompt_kernel(int64_t n_tokens);
 // 62, 24 65 against 102, 32 equal at 82). Later than the rows' kAmxMinTokens: no transposes here.
 inline constexpr int64_t kPanelFormAmxMinTokens = 32;
 
-// AVX-512 VBMI + VNNI, the lane order (pq2_rows_avx2's bits). Per panel, block and token: eight
-// code vectors, each split into its four 2-bit fields and dotted with the broadcast hi and lo digits of
-// its lane (eight VPDPBUSD), then per lane 256·hi + lo, the convert, d_w times the lane step and the FMA;
-// the eight lane sums are added as AVX2 adds them. The two differ only in instructions
-// (panel_lanes_avx512.h's LaneOps): fields by shifts and masks and the digits by a shift and an add
-// (AMD's cores), or fields by GF2P8AFFINEQB and the digits by VPDPWSSD (Intel's).
-void pq2_panel_form_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w,
-                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end);
-void pq2_panel_form_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w,
-                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end);
+// Decode tokens, AVX-512 VBMI + VNNI: the block order (panel_blocks_avx512.h), the group order's bits
+// (pq2_rows_avx512_groups'). Per panel, block and token: eight code vectors, each split into its four
+// 2-bit fields and dotted with the broadcast hi and lo digits (eight VPDPBUSD) into the block's integer
+// chains, then once a block the digits joined, the convert, the step and the FMA with d_w: ≈ 12.6 vector
+// instructions a code vector (256 weights) against the lane order's 15.5, whose per-lane scaling needed
+// group steps. Activations with group steps go to pq2_panel_form_rows_groups. The two differ only in how
+// they take the fields (panel_blocks_avx512.h's FieldOps): shifts and masks (AMD's cores) or
+// GF2P8AFFINEQB (Intel's).
+void pq2_panel_form_rows_blocks_shifts(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                       const QuantizedActs& a, int64_t row_begin, int64_t row_end);
+void pq2_panel_form_rows_blocks_affine(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                       const QuantizedActs& a, int64_t row_begin, int64_t row_end);
 
 // AVX-512 VNNI, the group order (pq2_rows_avx512_groups' bits): the walk of pq2_rows_avx512_panels, each
 // panel's codes expanded from its stored vectors (shifts and masks) instead of gathered from rows.

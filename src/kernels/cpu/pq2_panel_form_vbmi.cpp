@@ -1,13 +1,13 @@
-// The lane-order kernel of PQ2_0 panels (pq2_panel_form.h), AVX-512 VBMI + VNNI. Row r of a panel
-// is int32 lane r of every vector, and each of the AVX2 order's eight lanes (qs bytes 4q..4q+3 of every
-// field: exactly the panel's code vector q) keeps its own fp32 sum in a zmm of its own: acc[q] lane r is
-// pq2_rows_avx2's lane q of row r, step for step, and the rows' sums add the eight as that kernel does.
+// The decode kernel of PQ2_0 panels (pq2_panel_form.h), AVX-512 VBMI + VNNI, in the block order
+// (panel_blocks_avx512.h). Row r of a panel is int32 lane r of every vector; the panel is read as it is
+// stored, a block's eight code vectors (code vector q: qs bytes 4q..4q+3 of every field) one after another,
+// straight from memory to the products.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/panel_lanes_avx512.h"
+#include "kernels/cpu/panel_blocks_avx512.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/prefetch_ahead.h"
 #include "quant/pq2_panels.h"
@@ -17,7 +17,7 @@ namespace tern::kernels::cpu {
 namespace {
 
 constexpr int kRows = static_cast<int>(quant::kPq2PanelRows);
-constexpr int kLanes = static_cast<int>(kYmmLanes);  // one code vector a lane
+constexpr int kVectors = static_cast<int>(quant::kPq2PanelDwords);  // code vectors a block
 constexpr int kTokenTile = 2;
 // The next panels are requested into L2 this far ahead of the codes being read, a fixed nine lines a
 // block (no loop whose trip count varies), so the stream does not wait on the hardware prefetcher, which
@@ -40,48 +40,44 @@ inline __m512i load_into_register(const uint8_t* p) {
   return v;
 }
 
-// One token's per-block view.
-struct TokenBlock {
-  const int8_t* hi;  // the lo plane follows at + kActBlock
-  const int32_t* neg_sums;
-  const float* steps;
-};
-
-// out[t][r] = row r of the panel · token t, T tokens from `token`.
-template <int T, avx512::LaneOps Ops>
+// out[t][r] = row r of the panel · token `token` + t, T tokens, block steps.
+template <int T, avx512::FieldOps Ops>
 void panel_tokens(const PanelStream& panel, int64_t blocks, size_t panel_bytes, const QuantizedActs& a,
                   int64_t token, float out[T][kRows]) {
-  __m512 acc[T][kLanes];
-  for (int t = 0; t < T; ++t)
-    for (int q = 0; q < kLanes; ++q) acc[t][q] = _mm512_setzero_ps();
+  __m512 acc[T];
+  for (__m512& sum : acc) sum = _mm512_setzero_ps();
   const int64_t block_stride = static_cast<int64_t>(panel_bytes) / blocks;
   for (int64_t b = 0; b < blocks; ++b) {
     prefetch_lines(panel.scales + kPrefetchBytes + b * block_stride, kPrefetchLines, panel.prefetch_end);
+    const int8_t* digits[T];
+    avx512::BlockChains chains[T];
+    for (int t = 0; t < T; ++t) {
+      digits[t] = a.token_q(token + t) + b * kActBlockBytes;
+      chains[t].start(avx512::block_neg_sum(a.token_ymm_neg_sums(token + t) + b * kYmmLanes));
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < kVectors; ++q) {
+      __m512i code[4];
+      avx512::panel_fields<Ops>(load_into_register(panel.codes + (b * kVectors + q) * 64), code);
+      for (int t = 0; t < T; ++t) chains[t].add(code, digits[t] + 4 * q);
+    }
     const __m512 d_w =
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 32 * b)));
-    TokenBlock tokens[T];
-    for (int t = 0; t < T; ++t) {
-      tokens[t] = {a.token_q(token + t) + b * kActBlockBytes, a.token_ymm_neg_sums(token + t) + b * kYmmLanes,
-                   a.token_ymm_scales(token + t) + b * kYmmLanes};
-    }
-    __m512 scale[T];
-#pragma GCC unroll 8
-    for (int q = 0; q < kLanes; ++q) {
-      __m512i code[4];
-      avx512::panel_fields<Ops>(load_into_register(panel.codes + (b * kLanes + q) * 64), code);
-      for (int t = 0; t < T; ++t) {
-        if (q % 2 == 0) scale[t] = avx512::panel_group_scale(d_w, tokens[t].steps[q]);
-        acc[t][q] = avx512::panel_lane_step<Ops>(acc[t][q], code, tokens[t].hi + 4 * q, tokens[t].neg_sums[q],
-                                                 scale[t]);
-      }
-    }
+    for (int t = 0; t < T; ++t)
+      acc[t] =
+          avx512::block_scaled(acc[t], chains[t].dot(), a.token_ymm_scales(token + t)[b * kYmmLanes], d_w);
   }
-  for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], avx512::panel_lane_sum(acc[t]));
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], acc[t]);
 }
 
-template <avx512::LaneOps Ops>
-void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
-                int64_t row_end) {
+// Activations with group steps (not a decode token's here) take the group order's kernel, the same order.
+template <avx512::FieldOps Ops>
+void rows_blocks(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                 int64_t row_begin, int64_t row_end) {
+  if (!a.block_steps()) {
+    pq2_panel_form_rows_groups(y, y_stride, w, a, row_begin, row_end);
+    return;
+  }
   const int64_t aligned =
       rows_before_whole_panels(pq2_decode_kernel(), y, y_stride, w, a, row_begin, row_end);
   if (aligned >= row_end) return;
@@ -111,14 +107,14 @@ void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const Quanti
 
 }  // namespace
 
-void pq2_panel_form_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w,
-                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
-  rows_lanes<avx512::LaneOps::kShifts>(y, y_stride, w, a, row_begin, row_end);
+void pq2_panel_form_rows_blocks_shifts(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                       const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
+  rows_blocks<avx512::FieldOps::kShifts>(y, y_stride, w, a, row_begin, row_end);
 }
 
-void pq2_panel_form_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w,
-                                      const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
-  rows_lanes<avx512::LaneOps::kAffine>(y, y_stride, w, a, row_begin, row_end);
+void pq2_panel_form_rows_blocks_affine(float* y, int64_t y_stride, const TernaryMatrix& w,
+                                       const QuantizedActs& a, int64_t row_begin, int64_t row_end) {
+  rows_blocks<avx512::FieldOps::kAffine>(y, y_stride, w, a, row_begin, row_end);
 }
 
 }  // namespace tern::kernels::cpu

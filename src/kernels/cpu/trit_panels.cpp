@@ -8,8 +8,7 @@ namespace tern::kernels::cpu {
 
 Pq2RowsKernel trit_panels_decode_kernel() {
 #if defined(__x86_64__)
-  if (cpu_features().has_avx512_vbmi())
-    return cpu_features().intel ? trit_panels_rows_lanes_affine : trit_panels_rows_lanes_shifts;
+  if (cpu_features().has_avx512_vbmi()) return trit_panels_rows_blocks;
 #endif
   return trit_panels_rows_repacked_decode;
 }

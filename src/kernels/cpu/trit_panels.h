@@ -15,15 +15,13 @@ namespace tern::kernels::cpu {
 Pq2RowsKernel trit_panels_decode_kernel();
 Pq2RowsKernel trit_panels_prompt_kernel(int64_t n_tokens);
 
-// Decode tokens, AVX-512 VBMI + VNNI: pq2_panel_form_rows_lanes_*' order and bits (pq2_rows_avx2's). Per
-// panel, unit of five blocks and qs dword: four sources expand by eight instructions each into the
-// dword's four fields for the five blocks, then each block takes the PQ2_0 panel kernel's step, with the
-// digits joined by a shift and an add (AMD's cores) or by VPDPWSSD (Intel's: 0.91-0.95 of the time in L2
-// on Emerald Rapids, session 34).
-void trit_panels_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                                   int64_t row_begin, int64_t row_end);
-void trit_panels_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                                   int64_t row_begin, int64_t row_end);
+// Decode tokens, AVX-512 VBMI + VNNI: pq2_panel_form_rows_blocks_*' block order and bits (the group
+// order's). Per panel, unit of five blocks and qs dword: four sources expand by eight instructions each into
+// the dword's four fields for the five blocks, whose products go into each block's integer chains; once a
+// block the digits are joined, converted and scaled. Activations with group steps go to
+// trit_panels_rows_prompt_vbmi.
+void trit_panels_rows_blocks(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                             int64_t row_begin, int64_t row_end);
 
 // Prompt tokens, AVX-512 VBMI + VNNI: the panels covering the rows are expanded to PQ2_0 panels (a
 // slab at a time, in per-thread scratch) for pq2_panel_form_prompt_kernel(a.n_tokens). Prefill is

@@ -1,12 +1,13 @@
-// AVX-512 VBMI + VNNI kernels for trit panels (trit_panels.h, quant/trit_panels.h): the decode kernel and
-// the expansion to PQ2_0 panels for prompt tokens.
+// AVX-512 VBMI + VNNI kernels for trit panels (trit_panels.h, quant/trit_panels.h): the decode kernel, in
+// the block order of the PQ2_0 panels' (panel_blocks_avx512.h), and the expansion to PQ2_0 panels for
+// prompt tokens.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/grow_buffer.h"
-#include "kernels/cpu/panel_lanes_avx512.h"
+#include "kernels/cpu/panel_blocks_avx512.h"
 #include "kernels/cpu/pq2_panel_form.h"
 #include "kernels/cpu/pq2_slabs.h"
 #include "kernels/cpu/prefetch_ahead.h"
@@ -20,7 +21,7 @@ namespace tern::kernels::cpu {
 namespace {
 
 constexpr int kRows = static_cast<int>(quant::kPq2PanelRows);
-constexpr int kLanes = static_cast<int>(kYmmLanes);  // one code vector a lane
+constexpr int kVectors = static_cast<int>(quant::kPq2PanelDwords);  // qs dwords (code vectors) a block
 constexpr int kFields = 4;
 constexpr int kTokenTile = 2;
 constexpr int64_t kUnitBlocks = quant::kTritPanelBlocksPerUnit;
@@ -45,37 +46,27 @@ inline void unit_fields(const TritPanel& panel, int64_t unit, int q, const TritT
     extract_bytes(_mm512_loadu_si512(source + kSourceBytes * s), tables, fields[s]);
 }
 
-// acc[t][q] += the C blocks of unit `unit` · token `token` + t, each block the PQ2_0 panel kernel's step
-// on the same codes, so the same bits. The unit's sources are expanded once for the T tokens, one source
-// (one field of the C blocks) at a time into the blocks' digit sums, which are exact in any order: five
-// expanded vectors live at once instead of twenty (1.02-1.05x for one token in L2, Zen 5).
-template <int C, int T, avx512::LaneOps Ops>
+// acc[t] += the C blocks of unit `unit` · token `token` + t, block steps: each block's digit sums in
+// integers over the unit's sources, then scaled once (avx512::block_scaled), the PQ2_0 panel kernel's
+// value on the same codes, so the same bits. The unit's sources are expanded once for the T tokens, one
+// source (one field of the C blocks) at a time into the blocks' chains, which are exact in any order.
+template <int C, int T>
 inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs& a, int64_t token,
-                       const TritTables& tables, __m512 (&acc)[T][kLanes]) {
+                       const TritTables& tables, __m512 (&acc)[T]) {
   const int64_t first = kUnitBlocks * unit;
-  __m512 d_w[C];
-  for (int j = 0; j < C; ++j) {
-    d_w[j] = _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 2 * kRows * (first + j))));
-  }
   const int8_t* q8[T];
-  const int32_t* neg_sums[T];
-  const float* steps[T];
+  __m512i hi[T][C], lo[T][C];
   for (int t = 0; t < T; ++t) {
     q8[t] = a.token_q(token + t) + first * kActBlockBytes;
-    neg_sums[t] = a.token_ymm_neg_sums(token + t) + first * kYmmLanes;
-    steps[t] = a.token_ymm_scales(token + t) + first * kYmmLanes;
+    for (int j = 0; j < C; ++j) {
+      hi[t][j] = _mm512_setzero_si512();
+      lo[t][j] =
+          _mm512_set1_epi32(avx512::block_neg_sum(a.token_ymm_neg_sums(token + t) + (first + j) * kYmmLanes));
+    }
   }
-  for (int q = 0; q < kLanes; ++q) {
+  for (int q = 0; q < kVectors; ++q) {
     const uint8_t* source =
         panel.sources + kSourceBytes * (quant::kTritPanelSourcesPerUnit * unit + kFields * q);
-    __m512i hi[T][C], lo[T][C];
-    for (int t = 0; t < T; ++t) {
-      for (int j = 0; j < C; ++j) {
-        hi[t][j] = _mm512_setzero_si512();
-        lo[t][j] = _mm512_set1_epi32(neg_sums[t][j * kYmmLanes + q]);
-      }
-    }
     for (int s = 0; s < kFields; ++s) {
       __m512i field[kUnitBlocks];
       extract_bytes(_mm512_loadu_si512(source + kSourceBytes * s), tables, field);
@@ -87,23 +78,23 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
         }
       }
     }
+  }
+  for (int j = 0; j < C; ++j) {
+    const __m512 d_w = _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 2 * kRows * (first + j))));
     for (int t = 0; t < T; ++t) {
-      __m512 sum = acc[t][q];
-      for (int j = 0; j < C; ++j)
-        sum = avx512::panel_lane_scaled<Ops>(sum, hi[t][j], lo[t][j],
-                                             avx512::panel_group_scale(d_w[j], steps[t][j * kYmmLanes + q]));
-      acc[t][q] = sum;
+      const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi[t][j], 8), lo[t][j]);
+      acc[t] = avx512::block_scaled(acc[t], dot, a.token_ymm_scales(token + t)[(first + j) * kYmmLanes], d_w);
     }
   }
 }
 
 // Row r of the panel · token `token` + t, in out[t][r].
-template <int T, avx512::LaneOps Ops>
+template <int T>
 void panel_tokens(const TritPanel& panel, const uint8_t* prefetch_end, size_t panel_bytes,
                   const QuantizedActs& a, int64_t token, const TritTables& tables, float out[T][kRows]) {
-  __m512 acc[T][kLanes];
-  for (int t = 0; t < T; ++t)
-    for (__m512& sum : acc[t]) sum = _mm512_setzero_ps();
+  __m512 acc[T];
+  for (__m512& sum : acc) sum = _mm512_setzero_ps();
   const int64_t units = (panel.blocks + kUnitBlocks - 1) / kUnitBlocks;
   const int64_t unit_stride = static_cast<int64_t>(panel_bytes) / units;
   const int64_t unit_lines = (unit_stride + 127) / 64;
@@ -112,23 +103,23 @@ void panel_tokens(const TritPanel& panel, const uint8_t* prefetch_end, size_t pa
     prefetch_lines(panel.scales + kPrefetchBytes + u * unit_stride, unit_lines, prefetch_end);
     switch (std::min(kUnitBlocks, panel.blocks - kUnitBlocks * u)) {
       case 5:
-        unit_steps<5, T, Ops>(panel, u, a, token, tables, acc);
+        unit_steps<5, T>(panel, u, a, token, tables, acc);
         break;
       case 4:
-        unit_steps<4, T, Ops>(panel, u, a, token, tables, acc);
+        unit_steps<4, T>(panel, u, a, token, tables, acc);
         break;
       case 3:
-        unit_steps<3, T, Ops>(panel, u, a, token, tables, acc);
+        unit_steps<3, T>(panel, u, a, token, tables, acc);
         break;
       case 2:
-        unit_steps<2, T, Ops>(panel, u, a, token, tables, acc);
+        unit_steps<2, T>(panel, u, a, token, tables, acc);
         break;
       default:
-        unit_steps<1, T, Ops>(panel, u, a, token, tables, acc);
+        unit_steps<1, T>(panel, u, a, token, tables, acc);
         break;
     }
   }
-  for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], avx512::panel_lane_sum(acc[t]));
+  for (int t = 0; t < T; ++t) _mm512_storeu_ps(out[t], acc[t]);
 }
 
 // Panels [first, last) of w as PQ2_0 panels at out: the same scales, each code vector the OR of its four
@@ -144,7 +135,7 @@ void expand_to_pq2_panels(const TernaryMatrix& w, int64_t first, int64_t last, u
     std::memcpy(dst, src, scale_bytes);
     const TritPanel panel{src, src + scale_bytes, blocks};
     for (int64_t u = 0; u * kUnitBlocks < blocks; ++u) {
-      for (int q = 0; q < kLanes; ++q) {
+      for (int q = 0; q < kVectors; ++q) {
         __m512i fields[kFields][kUnitBlocks];
         unit_fields(panel, u, q, tables, fields);
         for (int64_t j = 0; j < std::min(kUnitBlocks, blocks - kUnitBlocks * u); ++j) {
@@ -159,9 +150,15 @@ void expand_to_pq2_panels(const TernaryMatrix& w, int64_t first, int64_t last, u
   }
 }
 
-template <avx512::LaneOps Ops>
-void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a, int64_t row_begin,
-                int64_t row_end) {
+}  // namespace
+
+// Activations with group steps (not a decode token's here) take the prompt kernel, the same order.
+void trit_panels_rows_blocks(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                             int64_t row_begin, int64_t row_end) {
+  if (!a.block_steps()) {
+    trit_panels_rows_prompt_vbmi(y, y_stride, w, a, row_begin, row_end);
+    return;
+  }
   // The matmul splits rows by whole panels; a range that starts inside one takes its first rows through
   // the re-pack, with the row kernel of the same order.
   const int64_t aligned = std::min(row_end, (row_begin + kRows - 1) / kRows * kRows);
@@ -183,27 +180,15 @@ void rows_lanes(float* y, int64_t y_stride, const TernaryMatrix& w, const Quanti
     int64_t t = 0;
     alignas(64) float out[kTokenTile][kRows];
     for (; t + kTokenTile <= a.n_tokens; t += kTokenTile) {
-      panel_tokens<kTokenTile, Ops>(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      panel_tokens<kTokenTile>(panel, prefetch_end, panel_bytes, a, t, tables, out);
       for (int i = 0; i < kTokenTile; ++i)
         _mm512_mask_storeu_ps(y + (t + i) * y_stride + row, valid, _mm512_load_ps(out[i]));
     }
     if (t < a.n_tokens) {
-      panel_tokens<1, Ops>(panel, prefetch_end, panel_bytes, a, t, tables, out);
+      panel_tokens<1>(panel, prefetch_end, panel_bytes, a, t, tables, out);
       _mm512_mask_storeu_ps(y + t * y_stride + row, valid, _mm512_load_ps(out[0]));
     }
   }
-}
-
-}  // namespace
-
-void trit_panels_rows_lanes_shifts(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                                   int64_t row_begin, int64_t row_end) {
-  rows_lanes<avx512::LaneOps::kShifts>(y, y_stride, w, a, row_begin, row_end);
-}
-
-void trit_panels_rows_lanes_affine(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                                   int64_t row_begin, int64_t row_end) {
-  rows_lanes<avx512::LaneOps::kAffine>(y, y_stride, w, a, row_begin, row_end);
 }
 
 void trit_panels_rows_prompt_vbmi(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,

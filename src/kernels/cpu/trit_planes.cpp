@@ -8,9 +8,6 @@
 namespace tern::kernels::cpu {
 
 Pq2RowsKernel trit_planes_decode_kernel() {
-#if defined(__x86_64__)
-  if (cpu_features().has_avx512_vbmi()) return trit_planes_rows_pairs;
-#endif
   return trit_planes_rows_repacked;
 }
 

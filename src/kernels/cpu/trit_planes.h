@@ -1,10 +1,8 @@
-// Kernels for ternary matrices in trit planes (quant/trit_planes.h), the form model::Model gives PTQ1_0
-// matrices where this CPU has AVX-512 VBMI and VNNI (cpu_features().has_avx512_vbmi()). Decode reads
-// 1.6-bit trits instead of PQ2_0's 2-bit codes: 19% fewer bytes a token. On any other CPU (a form forced
-// with --ptq1-form planes) the rows are re-packed to PQ2_0 slab by slab and take the PQ2_0 kernels: exact,
-// not fast.
+// Kernels for ternary matrices in trit planes (quant/trit_planes.h), a PTQ1_0 form (--ptq1-form planes):
+// the rows are re-packed to PQ2_0 slab by slab (by VBMI's lookups where the CPU has them) and take the
+// PQ2_0 kernels: exact, not fast.
 //
-// Both produce exactly what the PQ2_0 kernels produce on the same trits (pq2_matmul.h), so a PTQ1_0
+// They produce exactly what the PQ2_0 kernels produce on the same trits (pq2_matmul.h), so a PTQ1_0
 // file and its PQ2_0 twin give the same bits.
 #pragma once
 
@@ -14,21 +12,17 @@
 
 namespace tern::kernels::cpu {
 
-// The kernel for decode tokens on this CPU: trit_planes_rows_pairs with VBMI, else the re-pack.
+// The kernel for decode tokens on this CPU: the re-pack (trit_planes_rows_repacked).
 Pq2RowsKernel trit_planes_decode_kernel();
-
-// Decode tokens, AVX-512 VBMI + VNNI: the order of pq2_rows_avx512_pairs (pq2_rows_avx2's bits). Per
-// 64-byte source, eight instructions (six of them lookups) give five code vectors (2.5 blocks); four
-// lane shuffles pair two rows' vectors, and the rest of a block's step is that kernel's.
-void trit_planes_rows_pairs(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
-                            int64_t row_begin, int64_t row_end);
 
 // Prompt tokens, any CPU: the rows are re-packed to PQ2_0 in per-thread scratch (a slab of up to 1024
 // rows at a time, grown on first use only) and handed to pq2_prompt_kernel(a.n_tokens). Prefill is
 // compute-bound, and the re-pack is a few instructions a block against a chunk of tokens' products.
 void trit_planes_rows_prompt(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                              int64_t row_begin, int64_t row_end);
-// Decode tokens the same way, with pq2_decode_kernel(): the decode kernel where VBMI is missing.
+// Decode tokens the same way, with pq2_decode_kernel(). (With VBMI a pairs kernel once read the planes
+// directly in the lane order; the block order of VBMI's decode has no kernel of its own for this form,
+// which trit panels replaced as VBMI's PTQ1_0 form.)
 void trit_planes_rows_repacked(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                                int64_t row_begin, int64_t row_end);
 
