@@ -25,9 +25,8 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i code, const int8_t* p) {
 // Two instruction choices for the same fields, picked by vendor (pq2_panel_form.cpp). kShifts takes a
 // code vector's fields by shifts and masks: Zen 4 issues those beside the two pipes its VPDPBUSD needs,
 // where GF2P8AFFINEQB would compete (fields by affine ran 1.35x slower in L2 there, 12-01). kAffine takes
-// fields 1-3 by one GF2P8AFFINEQB each: Emerald Rapids runs 512-bit shifts on port 0 alone (with the
-// digits joined by VPDPWSSD as well, the lane order's kernel ran in 0.84-0.86 of kShifts' time in L2
-// there, session 34).
+// fields 1-3 by one GF2P8AFFINEQB each: Emerald Rapids runs 512-bit shifts on port 0 alone, and there the
+// PQ2_0 panel block kernel runs in 0.83 of kShifts' time in L2 (BM_Pq2PanelFormKernelHot/1, session 38).
 enum class FieldOps { kShifts, kAffine };
 
 // Field s of every byte of qs (its bits 2s, 2s + 1) in the byte's low two bits, the rest zero.
