@@ -64,7 +64,8 @@ cpu::Pq2RowsKernel prompt_kernel(quant::TensorType form, int64_t n_tokens) {
 // The token the activations' block steps start from (act_quant.h): the prompt tokens', or with decode
 // tokens in block order (pq2_matmul.h) every token's.
 int64_t block_steps_from(TokenRows rows) {
-  return cpu::pq2_decode_in_block_order() ? 0 : rows.decoding;
+  static const bool decode_in_block_order = cpu::pq2_decode_in_block_order();  // cpu_features() is fixed
+  return decode_in_block_order ? 0 : rows.decoding;
 }
 
 // A matmul's two roles (pq2_matmul.h): decode tokens [0, decoding) take the decode kernel of `form`, the

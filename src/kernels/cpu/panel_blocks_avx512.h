@@ -3,7 +3,7 @@
 // tokens) a block's digit products are summed in integers over all its code vectors and scaled once,
 //   acc = fma((256·Hi + Lo)·s, d_w, acc),
 // the group order's value under block steps (pq2_matmul.h): the bits of the prompt kernels, AMX's among
-// them. Included only by files compiled for AVX-512 VBMI + VNNI (*_vbmi.cpp).
+// them. Included only by files compiled for AVX-512 VNNI; FieldOps::kAffine needs GFNI too (*_vbmi.cpp).
 #pragma once
 
 #include <immintrin.h>
@@ -72,12 +72,19 @@ struct BlockChains {
     }
   }
 
-  __m512i dot() const {
-    const __m512i h = _mm512_add_epi32(_mm512_add_epi32(hi[0], hi[1]), _mm512_add_epi32(hi[2], hi[3]));
-    const __m512i l = _mm512_add_epi32(_mm512_add_epi32(lo[0], lo[1]), _mm512_add_epi32(lo[2], lo[3]));
-    return _mm512_add_epi32(_mm512_slli_epi32(h, 8), l);
-  }
+  __m512i dot() const;
 };
+
+// 256·hi + lo: a block's exact dot from its two digit sums.
+inline __m512i joined_digits(__m512i hi, __m512i lo) {
+  return _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
+}
+
+inline __m512i BlockChains::dot() const {
+  const __m512i h = _mm512_add_epi32(_mm512_add_epi32(hi[0], hi[1]), _mm512_add_epi32(hi[2], hi[3]));
+  const __m512i l = _mm512_add_epi32(_mm512_add_epi32(lo[0], lo[1]), _mm512_add_epi32(lo[2], lo[3]));
+  return joined_digits(h, l);
+}
 
 // acc + block × token in the group order's rounding under block steps: fma(dot · step, d_w, acc), the
 // product by the power-of-two step exact.

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/panel_blocks_avx512.h"
 #include "kernels/cpu/panel_gather.h"
 #include "kernels/cpu/panel_rows.h"
 #include "kernels/cpu/pq2_panel_form.h"
@@ -56,17 +57,17 @@ struct Zmm16Panel {
       _mm512_store_si512(out + s * 64, _mm512_and_si512(_mm512_srli_epi32(qs, 2 * s), low2));
   }
 
-  // acc[t] += block × token t under block steps: fma((256·Hi + Lo)·s, d_w, acc), the group order's value.
+  // acc[t] += block × token t under block steps: the block order's step (panel_blocks_avx512.h), the
+  // group order's value.
   template <int T>
   static void finish_block(const __m512i (&dot_hi)[2][T], const __m512i (&dot_lo)[2][T],
                            const float* const d_w[2], const PanelTokenBlock tokens[T], float* const acc[T]) {
     for (int t = 0; t < T; ++t) {
-      const __m512 step = _mm512_set1_ps(tokens[t].steps[0]);
       for (int p = 0; p < 2; ++p) {
-        const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(dot_hi[p][t], 8), dot_lo[p][t]);
         float* out = acc[t] + p * kPanelRows;
-        _mm512_store_ps(out, _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot), step),
-                                             _mm512_load_ps(d_w[p]), _mm512_load_ps(out)));
+        _mm512_store_ps(
+            out, avx512::block_scaled(_mm512_load_ps(out), avx512::joined_digits(dot_hi[p][t], dot_lo[p][t]),
+                                      tokens[t].steps[0], _mm512_load_ps(d_w[p])));
       }
     }
   }
@@ -113,7 +114,7 @@ struct Zmm16Panel {
       for (int t = 0; t < T; ++t) {
         const __m512 step = _mm512_set1_ps(tokens[t].steps[2 * g]);
         for (int p = 0; p < 2; ++p) {
-          const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(dot_hi[p][t], 8), dot_lo[p][t]);
+          const __m512i dot = avx512::joined_digits(dot_hi[p][t], dot_lo[p][t]);
           const __m512 product = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), step);
           if (g % 2 == 0) {
             even[p][t] = product;

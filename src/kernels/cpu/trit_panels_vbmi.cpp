@@ -83,8 +83,8 @@ inline void unit_steps(const TritPanel& panel, int64_t unit, const QuantizedActs
     const __m512 d_w = _mm512_cvtph_ps(
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel.scales + 2 * kRows * (first + j))));
     for (int t = 0; t < T; ++t) {
-      const __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi[t][j], 8), lo[t][j]);
-      acc[t] = avx512::block_scaled(acc[t], dot, a.token_ymm_scales(token + t)[(first + j) * kYmmLanes], d_w);
+      acc[t] = avx512::block_scaled(acc[t], avx512::joined_digits(hi[t][j], lo[t][j]),
+                                    a.token_ymm_scales(token + t)[(first + j) * kYmmLanes], d_w);
     }
   }
 }
