@@ -131,6 +131,11 @@ int64_t first_block_step_token(StepScope steps) {
   return steps == StepScope::kBlock ? 0 : kNoBlockSteps;
 }
 
+// The steps this CPU quantises decode tokens with (pq2_decode_in_block_order()).
+StepScope decode_steps() {
+  return pq2_decode_in_block_order() ? StepScope::kBlock : StepScope::kGroup;
+}
+
 // Runs `kernel` through pq2_matmul on matrices of `form` (PQ2_0 rows or panels), the activations
 // quantised with `steps` (act_quant.h). args: K, N, threads, tokens, rotate (0: one copy that stays in
 // cache, the instruction-bound rate).
@@ -165,13 +170,13 @@ void run_pq2_matmul(benchmark::State& state, Pq2RowsKernel kernel,
 
 void BM_Pq2Matmul(benchmark::State& state) {  // a decode step
   const Pq2RowsKernel kernel = pq2_decode_kernel();
-  run_pq2_matmul(state, kernel);
+  run_pq2_matmul(state, kernel, quant::TensorType::kPQ2_0, decode_steps());
   state.SetLabel(kernel_name(kernel));
 }
 
 // Pq2Matvec on the panel form with its decode kernel: the same shapes, split and rotation.
 void BM_Pq2MatvecPanels(benchmark::State& state) {
-  run_pq2_matmul(state, pq2_panel_form_decode_kernel(), quant::TensorType::kPq2Panels);
+  run_pq2_matmul(state, pq2_panel_form_decode_kernel(), quant::TensorType::kPq2Panels, decode_steps());
 }
 
 // Pq2Matvec's shapes and split with a kernel that only reads its rows: Pq2Matvec's rate over this one is
