@@ -34,6 +34,7 @@
 #include "quant/codec.h"
 #include "quant/pq2_panels.h"
 #include "quant/trit_panels.h"
+#include "tools/bench.h"
 
 namespace tern::kernels::cpu {
 namespace {
@@ -589,7 +590,7 @@ BENCHMARK(BM_Int8DotPeakSdot)->Unit(benchmark::kMillisecond);
 void BM_ProbeReadBandwidth(benchmark::State& state) {
   ThreadPool& pool = pool_of(static_cast<int>(state.range(0)));
   double gbs = 0.0;
-  for (auto _ : state) gbs = measure_read_bandwidth_gbs(pool, size_t{1} << 30);
+  for (auto _ : state) gbs = measure_read_bandwidth_gbs(pool, tools::default_bandwidth_bytes());
   state.counters["GB/s"] = gbs;
 }
 BENCHMARK(BM_ProbeReadBandwidth)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -27,11 +27,14 @@ struct BenchArgs {
 void bench(BenchArgs& args) {
   if (args.memory_bandwidth) {
     if (!args.options.model_path.empty()) fail(ErrorKind::kInput, "--memory-bandwidth takes no model");
-    const double gb_s = tools::measure_bandwidth_gb_s(args.options.threads, args.options.bandwidth_bytes);
+    const size_t bytes =
+        args.options.bandwidth_bytes != 0 ? args.options.bandwidth_bytes : tools::default_bandwidth_bytes();
+    const double gb_s = tools::measure_bandwidth_gb_s(args.options.threads, bytes);
     if (args.json) {
-      fmt::print("{{\"bandwidth_gb_s\": {:.3f}}}\n", gb_s);
+      fmt::print("{{\"bandwidth_gb_s\": {:.3f}, \"bandwidth_probe_bytes\": {}}}\n", gb_s, bytes);
     } else {
-      fmt::print("streaming read bandwidth: {:.2f} GB/s\n", gb_s);
+      fmt::print("streaming read bandwidth: {:.2f} GB/s ({:.2f} GiB probe)\n", gb_s,
+                 static_cast<double>(bytes) / static_cast<double>(size_t{1} << 30));
     }
     return;
   }
@@ -80,8 +83,9 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--bandwidth-bytes", args->options.bandwidth_bytes,
-                   "buffer the bandwidth probe streams (at least 64 MiB; larger than the last-level cache to "
-                   "measure memory)")
+                   "buffer the bandwidth probe streams (at least 64 MiB; many times the last-level cache to "
+                   "measure memory), 0: 1 GiB or 16 times the last-level cache, whichever is larger, at most "
+                   "a quarter of memory")
       ->capture_default_str();
   command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
   command->add_flag("--read-only-matmuls", args->options.read_only_matmuls,

@@ -145,4 +145,13 @@ int64_t l2_cache_bytes() {
 #endif
 }
 
+int64_t last_level_cache_bytes() {
+#if defined(__linux__) && defined(_SC_LEVEL3_CACHE_SIZE)
+  static const int64_t l3 = std::max<int64_t>(0, ::sysconf(_SC_LEVEL3_CACHE_SIZE));
+  return l3 > 0 ? l3 : l2_cache_bytes();
+#else
+  return l2_cache_bytes();
+#endif
+}
+
 }  // namespace tern

@@ -46,4 +46,7 @@ const CpuFeatures& cpu_features();
 // One core's L2 cache in bytes, as the OS reports it (read once); 0 where it does not.
 int64_t l2_cache_bytes();
 
+// The last-level cache in bytes (L3, else L2), as the OS reports it (read once); 0 where it does not.
+int64_t last_level_cache_bytes();
+
 }  // namespace tern

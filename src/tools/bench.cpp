@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -153,9 +154,10 @@ void run_interleaved(runtime::Engine& engine, const std::vector<BenchTest*>& tes
 
 // A probe buffer that fits in cache measures the cache, and the decode fraction against it means nothing.
 void check_bandwidth_bytes(size_t bytes) {
-  if (bytes < kMinBandwidthBytes) {
+  if (bytes != 0 && bytes < kMinBandwidthBytes) {
     fail(ErrorKind::kInput,
-         "--bandwidth-bytes must be at least {} (64 MiB: the probe streams from memory), got {}",
+         "--bandwidth-bytes must be at least {} (64 MiB: the probe streams from memory) or 0 (sized to the "
+         "machine), got {}",
          kMinBandwidthBytes, bytes);
   }
 }
@@ -282,10 +284,20 @@ uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtim
   return bytes;
 }
 
+size_t default_bandwidth_bytes() {
+  constexpr size_t kCacheMultiple = 16;
+  const size_t cache_sized =
+      std::max(size_t{1} << 30, kCacheMultiple * static_cast<size_t>(last_level_cache_bytes()));
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return cache_sized;
+  const size_t quarter_of_memory = static_cast<size_t>(pages) * static_cast<size_t>(page_bytes) / 4;
+  return std::max(kMinBandwidthBytes, std::min(cache_sized, quarter_of_memory));
+}
+
 double measure_bandwidth_gb_s(int threads, size_t bytes) {
   check_bandwidth_bytes(bytes);
   ThreadPool pool(resolve_threads(threads));
-  return kernels::cpu::measure_read_bandwidth_gbs(pool, bytes);
+  return kernels::cpu::measure_read_bandwidth_gbs(pool, bytes != 0 ? bytes : default_bandwidth_bytes());
 }
 
 BenchReport run_bench(const BenchOptions& options) {
@@ -311,7 +323,8 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
-  const double bandwidth_before = measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes);
+  report.bandwidth_bytes = options.bandwidth_bytes != 0 ? options.bandwidth_bytes : default_bandwidth_bytes();
+  const double bandwidth_before = measure_bandwidth_gb_s(report.threads, report.bandwidth_bytes);
   reset_peak_rss();  // the probe's buffer is not the model's memory
 
   // Every step asks for its last row's logits only, so one logit row (1 MB at a 248k vocabulary, not
@@ -344,7 +357,7 @@ BenchReport run_bench(const BenchOptions& options) {
   // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
   // against the better of the two probes the fraction can understate, never overstate.
   report.bandwidth_gb_s =
-      std::max(bandwidth_before, measure_bandwidth_gb_s(report.threads, options.bandwidth_bytes));
+      std::max(bandwidth_before, measure_bandwidth_gb_s(report.threads, report.bandwidth_bytes));
   for (BenchTest& test : report.tests) {
     if (test.gen_tokens == 0) continue;
     // the mean depth over the generated tokens
@@ -374,6 +387,7 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
   out["isa"] = report.isa;
   out["weights"] = report.weights;
   out["bandwidth_gb_s"] = report.bandwidth_gb_s;
+  out["bandwidth_probe_bytes"] = report.bandwidth_bytes;
   out["prefill_tok_s"] = report.prefill_tok_s;
   out["decode_tok_s"] = report.decode_tok_s;
   out["bytes_per_token"] = report.bytes_per_token;
@@ -438,8 +452,11 @@ std::string bench_markdown(const BenchReport& report) {
     if (depths) out += fmt::format(" {} |", depth_change(test));
     out += "\n";
   }
-  out += fmt::format("\nstreaming read bandwidth: {:.2f} GB/s ({} threads); isa: {}; weights: {}\n",
-                     report.bandwidth_gb_s, report.threads, report.isa, report.weights);
+  out += fmt::format(
+      "\nstreaming read bandwidth: {:.2f} GB/s ({} threads, {:.2f} GiB probe); isa: {}; weights: {}\n",
+      report.bandwidth_gb_s, report.threads,
+      static_cast<double>(report.bandwidth_bytes) / static_cast<double>(size_t{1} << 30), report.isa,
+      report.weights);
   out += fmt::format("peak RSS {:.1f} MiB (file {:.1f} MiB, sequence state held at once {:.1f} MiB)\n",
                      static_cast<double>(report.peak_rss_bytes) / (1024.0 * 1024.0),
                      static_cast<double>(report.model_bytes) / (1024.0 * 1024.0),

@@ -22,6 +22,13 @@ namespace tern::tools {
 
 inline constexpr size_t kMinBandwidthBytes = size_t{64} << 20;  // the least buffer the probe streams
 
+// The buffer the bandwidth probe streams unless told otherwise: 1 GiB, or 16 times the last-level cache
+// where that is larger, and at most a quarter of the machine's memory (never under kMinBandwidthBytes).
+// A buffer only a few times the cache is partly served from it: on a host with a 300 MiB L3 (Emerald
+// Rapids, 12-06) a 1 GiB probe read 37.8-38.4 GB/s and a 4.7 GiB one 33.8-36.1 in the same minutes,
+// while decode streams 7 GB a token from memory.
+size_t default_bandwidth_bytes();
+
 struct BenchOptions {
   std::string model_path;
   std::vector<int64_t> prompt_tokens{512};  // one pp test per entry (0 entries skipped)
@@ -32,8 +39,9 @@ struct BenchOptions {
   bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
-  size_t bandwidth_bytes = size_t{1} << 30;  // buffer streamed by the bandwidth probe (≥ kMinBandwidthBytes)
-  uint32_t seed = 1;                         // of the synthetic prompt
+  size_t bandwidth_bytes =
+      0;  // buffer the bandwidth probe streams: 0 for default_bandwidth_bytes(), else ≥ kMinBandwidthBytes
+  uint32_t seed = 1;  // of the synthetic prompt
   // Fill the depth with random keys, values and recurrent state instead of prefilling it: decode's
   // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes
   // hours on a laptop-class CPU.
@@ -83,6 +91,7 @@ struct BenchReport {
                         // the PQ2_0 one if not rows
   uint64_t model_bytes = 0;
   double bandwidth_gb_s = 0.0;
+  size_t bandwidth_bytes = 0;  // the buffer the probe streamed
   std::vector<BenchTest> tests;
   // Headline figures: the first pp and tg tests (0 when there is none).
   double prefill_tok_s = 0.0;
@@ -109,7 +118,8 @@ void compare_to_depth0(std::vector<BenchTest>& tests);
 // None below five values, where even [min, max] covers less (four: 87.5%).
 std::optional<MedianInterval> median_interval(std::vector<double> values);
 
-// Streaming-read bandwidth in GB/s on a pool of `threads` (0: every hardware thread).
+// Streaming-read bandwidth in GB/s on a pool of `threads` (0: every hardware thread), streaming `bytes`
+// (0: default_bandwidth_bytes()).
 double measure_bandwidth_gb_s(int threads, size_t bytes);
 
 // Throws Error(kInput) for no tests, repetitions < 1, negative counts or depths.

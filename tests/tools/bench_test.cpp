@@ -4,7 +4,9 @@
 #include "tools/bench.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "quant/pq2_panels.h"
 #include "quant/types.h"
@@ -42,6 +45,7 @@ TEST(BenchCli, JsonReportHasPositiveFigures) {
     EXPECT_GT(report[key].get<double>(), 0.0) << key;
   }
   EXPECT_EQ(report["threads"], 2);
+  EXPECT_EQ(report["bandwidth_probe_bytes"], 67108864);
   EXPECT_EQ(report["backend"], "cpu");
   EXPECT_EQ(report["read_only_matmuls"], false);
   EXPECT_FALSE(report["isa"].get<std::string>().empty());
@@ -97,6 +101,17 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBAndTooManyThreads) {
     }
   }
   EXPECT_THROW(measure_bandwidth_gb_s(2, 4096), Error);
+}
+
+// A probe buffer a few times the last-level cache is partly read from it: the default is sized to the
+// cache, within what the machine's memory allows.
+TEST(BenchOptions, DefaultProbeStreamsSixteenTimesTheLastLevelCacheWhereMemoryAllows) {
+  const size_t memory =
+      static_cast<size_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t wanted = std::max(size_t{1} << 30, 16 * static_cast<size_t>(last_level_cache_bytes()));
+  const size_t bytes = default_bandwidth_bytes();
+  EXPECT_EQ(bytes, std::max(kMinBandwidthBytes, std::min(wanted, memory / 4)));
+  EXPECT_GE(bytes, kMinBandwidthBytes);
 }
 
 // Each ratio pairs a depth test's repetition with its depth-0 twin's of the same round; the median
@@ -187,7 +202,9 @@ TEST(BenchCli, InterleavedDecodeHoldsEveryTgTestsStateAtOnce) {
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
   const std::string out = run_command(std::string(TERN_BINARY) +
                                       " bench --memory-bandwidth -t 2 --bandwidth-bytes 67108864 --json");
-  EXPECT_GT(nlohmann::json::parse(out)["bandwidth_gb_s"].get<double>(), 0.0);
+  const auto report = nlohmann::json::parse(out);
+  EXPECT_GT(report["bandwidth_gb_s"].get<double>(), 0.0);
+  EXPECT_EQ(report["bandwidth_probe_bytes"], 67108864);
 }
 
 TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {

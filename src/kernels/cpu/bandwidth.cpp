@@ -47,6 +47,9 @@ constexpr StreamPattern kPatterns[] = {{1, false}, {1, true}, {4, false}, {8, fa
 // warm-up pass and ten timed ones (≈ 0.3 s in all) read 40-44 GB/s while the 27B decode, streaming
 // for seconds, read 47. So the probe streams for a while before it times, and then times rounds for
 // a while, so that a neighbour's burst on a shared host does not decide the figure.
+// A pass streams the next kPassBytes of the buffer, so passes stay short and many (the best of them is
+// kept) while a byte is read again only after the whole buffer, which no cache holds.
+constexpr size_t kPassBytes = size_t{1} << 30;
 constexpr double kWarmUpSeconds = 0.3;
 constexpr double kTimedSeconds = 1.0;
 constexpr int kMinRounds = 2;
@@ -75,19 +78,21 @@ void stream_read(const uint8_t* p, size_t bytes, StreamPattern pattern) {
 
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   const auto threads = static_cast<size_t>(pool.size());
-  const size_t part = std::max<size_t>(bytes / threads / kStreamStep, 1) * kStreamStep;
-  const size_t total = part * threads;
+  const size_t part = std::max<size_t>(std::min(bytes, kPassBytes) / threads / kStreamStep, 1) * kStreamStep;
+  const size_t window = part * threads, windows = std::max<size_t>(bytes / window, 1);
   // Huge pages, as the placed weights use (model::WeightPlacement): the probe measures what the machine
   // streams at best, not what a 4 KiB page walk allows.
-  const HugePageBuffer memory = HugePageBuffer::allocate(total, "bandwidth probe");
-  std::memset(memory.data(), 1, total);  // back every page before timing
-  const uint8_t* buffer = memory.data();
+  const HugePageBuffer memory = HugePageBuffer::allocate(window * windows, "bandwidth probe");
+  std::memset(memory.data(), 1, window * windows);  // back every page before timing
+  size_t next_window = 0;
   const auto pass_gbs = [&](StreamPattern pattern) {
+    const uint8_t* buffer = memory.data() + next_window * window;
+    next_window = (next_window + 1) % windows;
     const auto start = std::chrono::steady_clock::now();
     pool.for_each(static_cast<int64_t>(threads), [&](int64_t t, int) {
       stream_read(buffer + static_cast<size_t>(t) * part, part, pattern);
     });
-    return static_cast<double>(total) / seconds_since(start) / 1e9;
+    return static_cast<double>(window) / seconds_since(start) / 1e9;
   };
   for (const auto warm_up = std::chrono::steady_clock::now(); seconds_since(warm_up) < kWarmUpSeconds;) {
     pass_gbs(kPatterns[0]);

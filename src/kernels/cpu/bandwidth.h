@@ -10,10 +10,11 @@ class ThreadPool;
 
 namespace tern::kernels::cpu {
 
-// Streams a buffer of `bytes` (use >= 1 GB so no cache holds it) split evenly over the pool's threads,
-// with the widest vector loads the CPU has, passes cycling through one stream (with and without a
-// software prefetch) and 4, 8 and 16 interleaved streams a thread (stream_read.h); the best pass of
-// about a second of rounds after about 0.3 s of warm-up, in GB/s (1e9 bytes per second).
+// Streams a buffer of `bytes` (many times the last-level cache, so that no cache holds part of it:
+// tools::default_bandwidth_bytes), 1 GiB a pass split evenly over the pool's threads, with the widest
+// vector loads the CPU has, passes cycling through one stream (with and without a software prefetch) and
+// 4, 8 and 16 interleaved streams a thread (stream_read.h); the best pass of about a second of rounds
+// after about 0.3 s of warm-up, in GB/s (1e9 bytes per second).
 double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes);
 
 // In-cache int8 multiply-accumulate rate on every pool thread, in G MAC/s: eight independent chains
