@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <vector>
 
 #include "core/cpu_features.h"
 #include "core/huge_pages.h"
@@ -76,7 +78,7 @@ void stream_read(const uint8_t* p, size_t bytes, StreamPattern pattern) {
   probe_sink.fetch_add(stream_sum(p, bytes, pattern), std::memory_order_relaxed);
 }
 
-double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
+ReadBandwidth measure_read_bandwidth(ThreadPool& pool, size_t bytes) {
   const auto threads = static_cast<size_t>(pool.size());
   const size_t part = std::max<size_t>(std::min(bytes, kPassBytes) / threads / kStreamStep, 1) * kStreamStep;
   const size_t window = part * threads, windows = std::max<size_t>(bytes / window, 1);
@@ -97,12 +99,19 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   for (const auto warm_up = std::chrono::steady_clock::now(); seconds_since(warm_up) < kWarmUpSeconds;) {
     pass_gbs(kPatterns[0]);
   }
-  double best = 0.0;
+  constexpr size_t kPatternCount = std::size(kPatterns);
+  std::vector<double> passes[kPatternCount];
   const auto timed = std::chrono::steady_clock::now();
   for (int round = 0; round < kMinRounds || seconds_since(timed) < kTimedSeconds; ++round) {
-    for (const StreamPattern& pattern : kPatterns) best = std::max(best, pass_gbs(pattern));
+    for (size_t p = 0; p < kPatternCount; ++p) passes[p].push_back(pass_gbs(kPatterns[p]));
   }
-  return best;
+  ReadBandwidth out;
+  for (std::vector<double>& rates : passes) {
+    std::sort(rates.begin(), rates.end());
+    out.best_gb_s = std::max(out.best_gb_s, rates.back());
+    out.median_gb_s = std::max(out.median_gb_s, rates[rates.size() / 2]);
+  }
+  return out;
 }
 
 namespace {

@@ -14,8 +14,13 @@ namespace tern::kernels::cpu {
 // tools::default_bandwidth_bytes), 1 GiB a pass split evenly over the pool's threads, with the widest
 // vector loads the CPU has, passes cycling through one stream (with and without a software prefetch) and
 // 4, 8 and 16 interleaved streams a thread (stream_read.h); the best pass of about a second of rounds
-// after about 0.3 s of warm-up, in GB/s (1e9 bytes per second).
-double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes);
+// after about 0.3 s of warm-up, in GB/s (1e9 bytes per second), and the median pass of the pattern whose
+// median is highest: on a shared host the two differ by what neighbours take, which the best pass hides.
+struct ReadBandwidth {
+  double best_gb_s = 0.0;
+  double median_gb_s = 0.0;
+};
+ReadBandwidth measure_read_bandwidth(ThreadPool& pool, size_t bytes);
 
 // In-cache int8 multiply-accumulate rate on every pool thread, in G MAC/s: eight independent chains
 // of the widest int8 product the CPU has (dot_peak.h): AVX-512 VNNI dpbusd, else AVX2 maddubs (u8 x s8)

@@ -1,4 +1,4 @@
-// The inner loops of measure_read_bandwidth_gbs (bandwidth.h), each in its own ISA's translation unit.
+// The inner loops of measure_read_bandwidth (bandwidth.h), each in its own ISA's translation unit.
 // The widest loads stream fastest: with fewer instructions per line the core keeps more lines in flight
 // (on the project machine a scalar-sum loop read ≈ 18 GB/s on two threads, 256-bit loads ≈ 22, 512-bit
 // ≈ 25). So do several streams at once: one thread reading one address stream leaves the hardware
