@@ -75,6 +75,13 @@ void add_bench_command(CLI::App& app) {
   command->add_option("-d,--depth", args->options.depths, "tokens already in the context (comma list)")
       ->delimiter(',')
       ->capture_default_str();
+  command
+      ->add_option(
+          "--parallel", args->options.parallel,
+          "sequences each tg test decodes in lockstep, one token of each a step, as a server batches "
+          "its decodes (comma list; t/s counts every sequence's tokens)")
+      ->delimiter(',')
+      ->capture_default_str();
   command->add_flag("--synthetic-depth", args->options.synthetic_depth,
                     "fill the depth with random KV and recurrent state instead of prefilling it");
   command->add_option("-r,--repetitions", args->options.repetitions, "repetitions of each test")

@@ -99,28 +99,62 @@ runtime::SequenceState new_test_sequence(runtime::Engine& engine, const BenchTes
   return seq;
 }
 
-// A greedy decode step as `tern run` takes it: the head with its pick.
-void decode_step(runtime::Engine& engine, runtime::SequenceState& seq, const int32_t& token) {
-  runtime::BatchItem item{&seq, {&token, 1}, runtime::LogitsWanted::kLast, true, true};
-  engine.step({&item, 1});
+// The sequences of one tg test and the tokens each of them decodes.
+struct DecodeRun {
+  std::vector<runtime::SequenceState> sequences;
+  std::vector<std::vector<int32_t>> tokens;  // [sequence][step]
+  std::vector<runtime::BatchItem> items;     // one step's, reused
+
+  uint64_t state_bytes() const {
+    uint64_t bytes = 0;
+    for (const runtime::SequenceState& seq : sequences) bytes += seq.bytes();
+    return bytes;
+  }
+};
+
+DecodeRun new_decode_run(runtime::Engine& engine, const BenchTest& test, const BenchOptions& options,
+                         std::mt19937& rng) {
+  DecodeRun run;
+  for (int64_t s = 0; s < test.parallel; ++s) {
+    run.sequences.push_back(new_test_sequence(engine, test, options, rng));
+    run.tokens.push_back(synthetic_tokens(engine.model(), test.gen_tokens, rng));
+  }
+  run.items.resize(run.sequences.size());
+  return run;
+}
+
+// Decode step `i` of every sequence of `run` at once, each as `tern run` takes a greedy step: the head
+// with its pick.
+void decode_step(runtime::Engine& engine, DecodeRun& run, int64_t i) {
+  for (size_t s = 0; s < run.sequences.size(); ++s) {
+    run.items[s] = runtime::BatchItem{&run.sequences[s],
+                                      {&run.tokens[s][static_cast<size_t>(i)], 1},
+                                      runtime::LogitsWanted::kLast,
+                                      true,
+                                      true};
+  }
+  engine.step(run.items);
 }
 
 // Tokens per second of one repetition: the depth filled untimed, then the pp or tg part timed.
 // max_state_bytes grows to the sequence state's size.
 double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptions& options,
                 std::mt19937& rng, uint64_t& max_state_bytes) {
-  runtime::SequenceState seq = new_test_sequence(engine, test, options, rng);
-  max_state_bytes = std::max<uint64_t>(max_state_bytes, seq.bytes());
-  const std::vector<int32_t> tokens =
-      synthetic_tokens(engine.model(), test.prompt_tokens + test.gen_tokens, rng);
-  const auto start = Clock::now();
   if (test.prompt_tokens > 0) {
+    runtime::SequenceState seq = new_test_sequence(engine, test, options, rng);
+    max_state_bytes = std::max<uint64_t>(max_state_bytes, seq.bytes());
+    const std::vector<int32_t> tokens = synthetic_tokens(engine.model(), test.prompt_tokens, rng);
+    const auto start = Clock::now();
     feed(engine, seq, tokens);
-  } else {
-    for (const int32_t& token : tokens) decode_step(engine, seq, token);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return static_cast<double>(tokens.size()) / std::max(seconds, 1e-9);
   }
+  DecodeRun run = new_decode_run(engine, test, options, rng);
+  max_state_bytes = std::max(max_state_bytes, run.state_bytes());
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < test.gen_tokens; ++i) decode_step(engine, run, i);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(tokens.size()) / std::max(seconds, 1e-9);
+  return static_cast<double>(test.gen_tokens * test.parallel) / std::max(seconds, 1e-9);
 }
 
 // One repetition of every tg test at once: their sequences held together, one token of each in turn,
@@ -128,14 +162,12 @@ double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptio
 // host instead of following one another. max_state_bytes grows to their sum.
 void run_interleaved(runtime::Engine& engine, const std::vector<BenchTest*>& tests,
                      const BenchOptions& options, std::mt19937& rng, uint64_t& max_state_bytes) {
-  std::vector<runtime::SequenceState> sequences;
-  std::vector<std::vector<int32_t>> tokens;
+  std::vector<DecodeRun> runs;
   uint64_t held = 0;
   int64_t longest = 0;
   for (const BenchTest* test : tests) {
-    sequences.push_back(new_test_sequence(engine, *test, options, rng));
-    held += sequences.back().bytes();
-    tokens.push_back(synthetic_tokens(engine.model(), test->gen_tokens, rng));
+    runs.push_back(new_decode_run(engine, *test, options, rng));
+    held += runs.back().state_bytes();
     longest = std::max(longest, test->gen_tokens);
   }
   max_state_bytes = std::max(max_state_bytes, held);
@@ -144,12 +176,14 @@ void run_interleaved(runtime::Engine& engine, const std::vector<BenchTest*>& tes
     for (size_t j = 0; j < tests.size(); ++j) {
       if (i >= tests[j]->gen_tokens) continue;
       const auto start = Clock::now();
-      decode_step(engine, sequences[j], tokens[j][static_cast<size_t>(i)]);
+      decode_step(engine, runs[j], i);
       seconds[j] += std::chrono::duration<double>(Clock::now() - start).count();
     }
   }
-  for (size_t j = 0; j < tests.size(); ++j)
-    tests[j]->tok_s.push_back(static_cast<double>(tests[j]->gen_tokens) / std::max(seconds[j], 1e-9));
+  for (size_t j = 0; j < tests.size(); ++j) {
+    tests[j]->tok_s.push_back(static_cast<double>(tests[j]->gen_tokens * tests[j]->parallel) /
+                              std::max(seconds[j], 1e-9));
+  }
 }
 
 // A probe buffer that fits in cache measures the cache, and the decode fraction against it means nothing.
@@ -181,6 +215,10 @@ void validate(const BenchOptions& options) {
     fail(ErrorKind::kInput, "no test: give a positive -p or -n");
   }
   if (options.depths.empty()) fail(ErrorKind::kInput, "no depth given");
+  if (options.parallel.empty() || std::any_of(options.parallel.begin(), options.parallel.end(),
+                                              [](int64_t n) { return n < 1 || n > kMaxParallel; })) {
+    fail(ErrorKind::kInput, "--parallel takes sequence counts of 1 to {}", kMaxParallel);
+  }
   if (options.read_only_matmuls && options.backend != runtime::Backend::kCpu)
     fail(ErrorKind::kInput, "--read-only-matmuls needs the cpu backend");
 }
@@ -194,8 +232,14 @@ std::vector<BenchTest> plan_tests(const BenchOptions& options) {
         tests.push_back(BenchTest{.name = fmt::format("pp{}{}", n, at), .prompt_tokens = n, .depth = depth});
     }
     for (const int64_t n : options.gen_tokens) {
-      if (n > 0)
-        tests.push_back(BenchTest{.name = fmt::format("tg{}{}", n, at), .gen_tokens = n, .depth = depth});
+      if (n <= 0) continue;
+      for (const int64_t sequences : options.parallel) {
+        const std::string batch = sequences > 1 ? fmt::format(" x{}", sequences) : "";
+        tests.push_back(BenchTest{.name = fmt::format("tg{}{}{}", n, batch, at),
+                                  .gen_tokens = n,
+                                  .parallel = sequences,
+                                  .depth = depth});
+      }
     }
   }
   return tests;
@@ -231,7 +275,7 @@ void compare_to_depth0(std::vector<BenchTest>& tests) {
     if (test.depth == 0 || test.tok_s.empty()) continue;
     const auto twin = std::find_if(tests.begin(), tests.end(), [&](const BenchTest& t) {
       return t.depth == 0 && t.prompt_tokens == test.prompt_tokens && t.gen_tokens == test.gen_tokens &&
-             t.tok_s.size() == test.tok_s.size();
+             t.parallel == test.parallel && t.tok_s.size() == test.tok_s.size();
     });
     if (twin == tests.end()) continue;
     std::vector<double> changes;
@@ -263,18 +307,20 @@ std::optional<MedianInterval> median_interval(std::vector<double> values) {
   return MedianInterval{values[k - 1], values[values.size() - k], 1.0 - 2.0 * tail};
 }
 
-uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv) {
+uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv,
+                                int64_t sequences) {
   const gguf::Reader& file = model.file();
   const bool tied_head = file.find_tensor("output.weight") == nullptr;
-  uint64_t bytes = 0;
+  uint64_t tensor_bytes = 0;
   for (const gguf::TensorInfo& tensor : file.tensors()) {
     if (tensor.name == "token_embd.weight" && !tied_head) continue;
     // Matrices are read in the form they are re-packed to at load (model::Model); panels are read whole,
     // padding included.
     const quant::TensorType placed = model.placed_type(tensor.type);
-    bytes +=
+    tensor_bytes +=
         placed != tensor.type ? *quant::matrix_bytes(placed, tensor.rows(), tensor.ne[0]) : tensor.nbytes;
   }
+  uint64_t bytes = tensor_bytes / static_cast<uint64_t>(std::max<int64_t>(sequences, 1));
   const model::Config& c = model.config();
   const auto gdn_layers = static_cast<uint64_t>(c.n_layer - c.n_attention_layers());
   bytes += 2 * 4 * gdn_layers * static_cast<uint64_t>(c.gdn_n_v * c.gdn_k_head_dim * c.gdn_v_head_dim);
@@ -328,9 +374,10 @@ BenchReport run_bench(const BenchOptions& options) {
       measure_bandwidth(report.threads, report.bandwidth_bytes);
   reset_peak_rss();  // the probe's buffer is not the model's memory
 
-  // Every step asks for its last row's logits only, so one logit row (1 MB at a 248k vocabulary, not
-  // 512 MB for max_batch_tokens rows) is all the scratch the head needs.
-  runtime::Engine engine(*model, runtime::EngineOptions{.max_logit_rows = 1,
+  // Every step asks for each sequence's last row only, so one logit row a sequence (1 MB at a 248k
+  // vocabulary, not 512 MB for max_batch_tokens rows) is all the scratch the head needs.
+  const int64_t most_parallel = *std::max_element(options.parallel.begin(), options.parallel.end());
+  runtime::Engine engine(*model, runtime::EngineOptions{.max_logit_rows = most_parallel,
                                                         .backend = options.backend,
                                                         .threads = report.threads,
                                                         .pin_threads = options.pin_threads,
@@ -364,7 +411,8 @@ BenchReport run_bench(const BenchOptions& options) {
   for (BenchTest& test : report.tests) {
     if (test.gen_tokens == 0) continue;
     // the mean depth over the generated tokens
-    test.bytes_per_token = decode_bytes_per_token(*model, test.depth + test.gen_tokens / 2, options.kv);
+    test.bytes_per_token =
+        decode_bytes_per_token(*model, test.depth + test.gen_tokens / 2, options.kv, test.parallel);
     test.decode_bandwidth_fraction =
         static_cast<double>(test.bytes_per_token) * test.mean_tok_s / (report.bandwidth_gb_s * 1e9);
   }
@@ -405,6 +453,7 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
     t["n_prompt"] = test.prompt_tokens;
     t["n_gen"] = test.gen_tokens;
     t["depth"] = test.depth;
+    if (test.gen_tokens > 0) t["parallel"] = test.parallel;
     t["tok_s"] = test.mean_tok_s;
     t["tok_s_sd"] = test.sd_tok_s;
     t["samples_tok_s"] = test.tok_s;

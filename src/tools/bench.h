@@ -22,6 +22,7 @@
 namespace tern::tools {
 
 inline constexpr size_t kMinBandwidthBytes = size_t{64} << 20;  // the least buffer the probe streams
+inline constexpr int64_t kMaxParallel = 256;  // sequences a tg test decodes at once, at most
 
 // The buffer the bandwidth probe streams unless told otherwise: 1 GiB, or 16 times the last-level cache
 // where that is larger, and at most a quarter of the machine's memory (never under kMinBandwidthBytes).
@@ -35,13 +36,16 @@ struct BenchOptions {
   std::vector<int64_t> prompt_tokens{512};  // one pp test per entry (0 entries skipped)
   std::vector<int64_t> gen_tokens{128};     // one tg test per entry (0 entries skipped)
   std::vector<int64_t> depths{0};           // tokens already in the context before each test
+  // Sequences each tg test decodes in lockstep, one token of each a step (a server's batched decode):
+  // one tg test per entry, each ≥ 1 and ≤ kMaxParallel.
+  std::vector<int64_t> parallel{1};
   int repetitions = 5;
   int threads = 0;  // 0: every hardware thread
   bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
-  size_t bandwidth_bytes =
-      0;  // buffer the bandwidth probe streams: 0 for default_bandwidth_bytes(), else ≥ kMinBandwidthBytes
+  // The buffer the bandwidth probe streams: 0 for default_bandwidth_bytes(), else ≥ kMinBandwidthBytes.
+  size_t bandwidth_bytes = 0;
   uint32_t seed = 1;  // of the synthetic prompt
   // Fill the depth with random keys, values and recurrent state instead of prefilling it: decode's
   // cost depends on how much context there is, not on its values, and a 32k prefill of the 27B takes
@@ -65,14 +69,15 @@ struct MedianInterval {
 };
 
 struct BenchTest {
-  std::string name{};  // "pp512", "tg128", with " @ d4096" at a depth
+  std::string name{};  // "pp512", "tg128", with " x4" for 4 sequences at once, " @ d4096" at a depth
   int64_t prompt_tokens = 0;
-  int64_t gen_tokens = 0;
+  int64_t gen_tokens = 0;  // per sequence
+  int64_t parallel = 1;    // tg only: sequences decoded in lockstep; tok_s counts all their tokens
   int64_t depth = 0;
   std::vector<double> tok_s{};  // one per repetition
   double mean_tok_s = 0.0;
   double sd_tok_s = 0.0;
-  uint64_t bytes_per_token = 0;            // tg only: decode bytes read per token at this depth
+  uint64_t bytes_per_token = 0;            // tg only: decode bytes read per token at this depth and parallel
   double decode_bandwidth_fraction = 0.0;  // tg only
   // A test at a depth whose depth-0 twin (the same pp or tg count) also ran: the median over repetitions
   // of this test's t/s ÷ the twin's in the same round, − 1 (compare_to_depth0).
@@ -107,7 +112,10 @@ struct BenchReport {
 // Bytes one decode token reads with `depth` tokens in the context: every tensor but token_embd (kept
 // when there is no output.weight, as tied embeddings are then the head), the GDN recurrent state read
 // and written (2 × 4 B × GDN layers × n_v × dk × dv) and the K and V cache of every attention layer.
-uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv);
+// With `sequences` decoding in one step the tensors are read once for all of them: a token's share is
+// the tensors ÷ sequences (rounded down) plus its own state and cache.
+uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv,
+                                int64_t sequences = 1);
 
 // Sets vs_depth0 on every test at a depth > 0 with a depth-0 twin and as many repetitions. The repetitions
 // take turns over the tests, so each ratio compares two runs seconds apart; their median is moved far less

@@ -200,6 +200,46 @@ TEST(BenchCli, InterleavedDecodeHoldsEveryTgTestsStateAtOnce) {
   EXPECT_GT(together["max_kv_bytes"].get<uint64_t>(), apart["max_kv_bytes"].get<uint64_t>());
 }
 
+// --parallel decodes several sequences in lockstep: a tg test per count, its t/s over every sequence's
+// tokens, its bytes a token with the tensors shared, and every sequence's state held at once.
+TEST(BenchCli, ParallelDecodeRunsATgTestPerSequenceCount) {
+  const std::string command = std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                              " -p 0 -n 4 -r 1 -t 2 --bandwidth-bytes 67108864 --json --parallel ";
+  const auto both = nlohmann::json::parse(run_command(command + "1,3"));
+  ASSERT_EQ(both["tests"].size(), 2u);
+  const auto& one = both["tests"][0];
+  const auto& three = both["tests"][1];
+  EXPECT_EQ(one["test"], "tg4");
+  EXPECT_EQ(three["test"], "tg4 x3");
+  EXPECT_EQ(one["parallel"], 1);
+  EXPECT_EQ(three["parallel"], 3);
+  EXPECT_GT(three["tok_s"].get<double>(), 0.0);
+  const auto model = model::Model::open(testing_support::tiny_pq2_model());
+  EXPECT_EQ(three["bytes_per_token"].get<uint64_t>(),
+            decode_bytes_per_token(*model, 2, runtime::KvPrecision::kF16, 3));
+  EXPECT_LT(three["bytes_per_token"].get<uint64_t>(), one["bytes_per_token"].get<uint64_t>());
+  const auto alone = nlohmann::json::parse(run_command(command + "1"));
+  const auto batched = nlohmann::json::parse(run_command(command + "3"));
+  EXPECT_EQ(batched["max_kv_bytes"].get<uint64_t>(), 3 * alone["max_kv_bytes"].get<uint64_t>());
+}
+
+TEST(BenchOptions, RejectAParallelCountOutsideOneTo256) {
+  for (const int64_t sequences : {int64_t{0}, kMaxParallel + 1}) {
+    BenchOptions options;
+    options.model_path = testing_support::tiny_pq2_model();
+    options.bandwidth_bytes = kMinBandwidthBytes;
+    options.parallel = {1, sequences};
+    try {
+      run_bench(options);
+      ADD_FAILURE() << "expected an error for " << sequences;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find("--parallel takes sequence counts of 1 to 256"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
   const std::string out = run_command(std::string(TERN_BINARY) +
                                       " bench --memory-bandwidth -t 2 --bandwidth-bytes 67108864 --json");
@@ -227,6 +267,9 @@ TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
             tensors + state + 10 * kv_per_token);
   EXPECT_EQ(decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF32),
             tensors + state + 20 * kv_per_token);
+  // Sequences decoding in one step share the tensors' read; each reads its own state and cache.
+  EXPECT_EQ(decode_bytes_per_token(*model, 10, runtime::KvPrecision::kF16, 3),
+            tensors / 3 + state + 10 * kv_per_token);
   // The PTQ1_0 file's matrices are smaller on disk; transcoded to PQ2_0 they read the PQ2_0 file's bytes.
   const auto ptq1 =
       model::Model::open(testing_support::tiny_ptq1_model(), {.ptq1_form = model::Ptq1Form::kPq2_0});
