@@ -13,6 +13,9 @@
 #include "kernels/cpu/pq2_matmul.h"
 #include "kernels/ref/argmax.h"
 #include "quant/codec.h"
+#include "quant/pq2_panels.h"
+#include "quant/trit_panels.h"
+#include "quant/types.h"
 
 namespace tern::kernels {
 namespace {
@@ -69,28 +72,52 @@ TEST(CpuOps, Pq2AndDenseMatmulsTrackTheOracle) {
   for (size_t i = 0; i < y_ref.size(); ++i) EXPECT_NEAR(y_cpu[i], y_ref[i], 1e-5 * rms) << i;
 }
 
-// Decode and prompt rows may take different kernels (kernels/cpu/pq2_matmul.h), but a row's result
-// must depend only on its role and its own values: alone or in any mixed batch, bit for bit.
+// Problem's PQ2_0 matrix in each form the weights may be placed in (model::Model): rows, PQ2_0 panels
+// and trit panels.
+struct PlacedForms {
+  std::vector<uint8_t> pq2_panels, trit_panels;
+  std::vector<MatrixView> views;
+
+  PlacedForms(const Problem& problem, int64_t rows, int64_t cols)
+      : pq2_panels(quant::pq2_panels_bytes(rows, cols)), trit_panels(quant::trit_panels_bytes(rows, cols)) {
+    quant::pack_pq2_panels(problem.pq2.data(), problem.row_bytes, rows, cols, pq2_panels.data());
+    quant::pack_trit_panels(problem.pq2.data(), problem.row_bytes, rows, cols, trit_panels.data());
+    views = {MatrixView{quant::TensorType::kPQ2_0, problem.pq2.data(), cols, rows, problem.row_bytes},
+             MatrixView{quant::TensorType::kPq2Panels, pq2_panels.data(), cols, rows,
+                        *quant::row_bytes(quant::TensorType::kPq2Panels, cols)},
+             MatrixView{quant::TensorType::kTritPanels, trit_panels.data(), cols, rows,
+                        *quant::row_bytes(quant::TensorType::kTritPanels, cols)}};
+  }
+};
+
+// Decode and prompt rows may take different kernels (kernels/cpu/pq2_matmul.h), and a step's decode
+// tokens other kernels by their count (pq2_decode_takes_prompt_kernel), but a row's result must depend
+// only on its role and its own values: alone or in any mixed batch, bit for bit, in every form.
 TEST(CpuOps, Pq2RowDependsOnlyOnItsRoleAndItsValues) {
-  constexpr int64_t kRows = 40, kCols = 1024, kDecode = 3, kPrompt = 9, kTokens = kDecode + kPrompt;
-  const Problem problem(kRows, kCols, kTokens, 11);
-  const std::vector<float>& x = problem.x;
-  const MatrixView w{quant::TensorType::kPQ2_0, problem.pq2.data(), kCols, kRows, problem.row_bytes};
+  constexpr int64_t kRows = 40, kCols = 1024, kPrompt = 9;
   ThreadPool pool(2);
   const Ops& cpu = cpu_ops(pool);
-
-  std::vector<float> mixed(kTokens * kRows), one(kRows), chunk(kPrompt * kRows);
-  cpu.matmul(mixed.data(), w, x.data(), {kTokens, kDecode});
-  const auto row_of = [&](const std::vector<float>& y, int64_t t) {
-    return std::vector<float>(y.begin() + t * kRows, y.begin() + (t + 1) * kRows);
-  };
-  for (int64_t t = 0; t < kTokens; ++t) {
-    const bool decoding = t < kDecode;
-    cpu.matmul(one.data(), w, x.data() + t * kCols, {1, decoding ? 1 : 0});
-    EXPECT_EQ(one, row_of(mixed, t)) << (decoding ? "decode" : "prompt") << " token " << t;
+  for (const int64_t decode : {int64_t{3}, cpu::kAmxDecodeMinTokens + 1}) {
+    const int64_t tokens = decode + kPrompt;
+    const Problem problem(kRows, kCols, tokens, 11);
+    const std::vector<float>& x = problem.x;
+    const PlacedForms forms(problem, kRows, kCols);
+    for (const MatrixView& w : forms.views) {
+      SCOPED_TRACE(::testing::Message() << quant::traits(w.type).name << ", " << decode << " decode tokens");
+      std::vector<float> mixed(tokens * kRows), one(kRows), chunk(kPrompt * kRows);
+      cpu.matmul(mixed.data(), w, x.data(), {tokens, decode});
+      const auto row_of = [&](const std::vector<float>& y, int64_t t) {
+        return std::vector<float>(y.begin() + t * kRows, y.begin() + (t + 1) * kRows);
+      };
+      for (int64_t t = 0; t < tokens; ++t) {
+        const bool decoding = t < decode;
+        cpu.matmul(one.data(), w, x.data() + t * kCols, {1, decoding ? 1 : 0});
+        EXPECT_EQ(one, row_of(mixed, t)) << (decoding ? "decode" : "prompt") << " token " << t;
+      }
+      cpu.matmul(chunk.data(), w, x.data() + decode * kCols, {kPrompt, 0});
+      for (int64_t t = 0; t < kPrompt; ++t) EXPECT_EQ(row_of(chunk, t), row_of(mixed, decode + t)) << t;
+    }
   }
-  cpu.matmul(chunk.data(), w, x.data() + kDecode * kCols, {kPrompt, 0});
-  for (int64_t t = 0; t < kPrompt; ++t) EXPECT_EQ(row_of(chunk, t), row_of(mixed, kDecode + t)) << t;
 }
 
 // Where decode is in the block order (AVX-512 VBMI), decode tokens are quantised with block steps as prompt

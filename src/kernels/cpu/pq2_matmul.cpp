@@ -139,6 +139,11 @@ bool pq2_decode_in_block_order() {
 #endif
 }
 
+bool pq2_decode_takes_prompt_kernel(int64_t decode_tokens) {
+  static const bool tiles_give_decode_bits = pq2_decode_in_block_order() && cpu_features().has_amx_int8();
+  return tiles_give_decode_bits && decode_tokens >= kAmxDecodeMinTokens;
+}
+
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {
 #if defined(__x86_64__)
   if (cpu_features().has_amx_int8()) return n_tokens >= kAmxMinTokens ? pq2_rows_amx : pq2_rows_amx_few;

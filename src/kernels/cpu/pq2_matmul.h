@@ -136,6 +136,16 @@ bool pq2_decode_in_lane_order();
 // scales it.
 bool pq2_decode_in_block_order();
 
+// From this many decode tokens in one step (a server's batched decode) decode takes each form's prompt
+// kernel where that gives the decode bits (pq2_decode_in_block_order()) and runs on AMX tiles. From DRAM
+// on the 27B (Emerald Rapids, `tern bench --parallel`, session 39), PQ2_0 panels with the AMX few-token
+// kernel against the block kernel: 2 sequences 4.36 against 5.88-6.12 t/s, 3 6.10 against 6.55, 4
+// 7.56 against 7.37-7.61, 5 8.79 against 7.49, 8 12.63 against 8.30-8.57, 16 15.56 against 8.99;
+// PTQ1_0 trit panels (expanded to panels for it): 4 5.90 against 5.75, 8 9.72 against 6.35.
+inline constexpr int64_t kAmxDecodeMinTokens = 5;
+// Whether `decode_tokens` decode tokens of one step take their form's prompt kernel (above).
+bool pq2_decode_takes_prompt_kernel(int64_t decode_tokens);
+
 // The row kernels take prompt tokens in chunks whose activations, this many bytes, stay in L2 while the
 // chunk sweeps a thread's rows: half of one core's L2, the weights streaming through the rest, and at
 // most 512 KiB. On Zen 3 (512 KiB of L2) chunks of 256 KiB ran pp256 of the 27B ≈ 1.09× faster than
