@@ -136,8 +136,8 @@ void decode_step(runtime::Engine& engine, DecodeRun& run, int64_t i) {
   engine.step(run.items);
 }
 
-// Tokens per second of one repetition: the depth filled untimed, then the pp or tg part timed.
-// max_state_bytes grows to the sequence state's size.
+// Tokens per second of one repetition: the depth filled untimed, then the pp or tg part timed (a tg
+// test's tokens of all its sequences). max_state_bytes grows to the state its sequences hold.
 double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptions& options,
                 std::mt19937& rng, uint64_t& max_state_bytes) {
   if (test.prompt_tokens > 0) {
