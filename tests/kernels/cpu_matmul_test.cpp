@@ -433,11 +433,13 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
 #if defined(__x86_64__)
   EXPECT_EQ(pq2_decode_in_block_order(), cpu.has_avx512_vbmi());
   EXPECT_EQ(pq2_decode_in_lane_order(), !cpu.has_avx512_vnni());
-  // Batched decode takes the prompt kernels only where they give its bits on AMX tiles.
-  EXPECT_FALSE(pq2_decode_takes_prompt_kernel(kAmxDecodeMinTokens - 1));
-  EXPECT_EQ(pq2_decode_takes_prompt_kernel(kAmxDecodeMinTokens), cpu.has_avx512_vbmi() && cpu.has_amx_int8());
+  // Batched or mixed decode takes the prompt kernels only where they give its bits on AMX tiles.
+  const bool tiles = cpu.has_avx512_vbmi() && cpu.has_amx_int8();
+  EXPECT_FALSE(pq2_decode_takes_prompt_kernel(kAmxDecodeMinTokens - 1, 0));
+  EXPECT_EQ(pq2_decode_takes_prompt_kernel(kAmxDecodeMinTokens, 0), tiles);
+  EXPECT_EQ(pq2_decode_takes_prompt_kernel(1, 1), tiles);
 #else
-  EXPECT_FALSE(pq2_decode_takes_prompt_kernel(kAmxDecodeMinTokens));
+  EXPECT_FALSE(pq2_decode_takes_prompt_kernel(kAmxDecodeMinTokens, 1));
   EXPECT_FALSE(pq2_decode_in_block_order());
   EXPECT_TRUE(pq2_decode_in_lane_order());
 #endif

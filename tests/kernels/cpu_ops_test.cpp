@@ -90,9 +90,9 @@ struct PlacedForms {
   }
 };
 
-// Decode and prompt rows may take different kernels (kernels/cpu/pq2_matmul.h), and a step's decode
-// tokens other kernels by their count (pq2_decode_takes_prompt_kernel), but a row's result must depend
-// only on its role and its own values: alone or in any mixed batch, bit for bit, in every form.
+// Decode and prompt rows may take different kernels (kernels/cpu/pq2_matmul.h), or one pass of the prompt
+// kernel together (pq2_decode_takes_prompt_kernel), but a row's result must depend only on its role and
+// its own values: alone or in any mixed batch, bit for bit, in every form.
 TEST(CpuOps, Pq2RowDependsOnlyOnItsRoleAndItsValues) {
   constexpr int64_t kRows = 40, kCols = 1024, kPrompt = 9;
   ThreadPool pool(2);

@@ -68,9 +68,9 @@ int64_t block_steps_from(TokenRows rows) {
   return decode_in_block_order ? 0 : rows.decoding;
 }
 
-// A matmul's two roles (pq2_matmul.h): decode tokens [0, decoding) take the decode kernel of `form` (its
-// prompt kernel for as many as pq2_decode_takes_prompt_kernel says, with the same bits), the prompt
-// tokens after them its prompt kernel; with kReadOnly both take the read-only stand-in.
+// A matmul's two roles (pq2_matmul.h): decode tokens [0, decoding) take the decode kernel of `form`, the
+// prompt tokens after them its prompt kernel (where pq2_decode_takes_prompt_kernel says, all of them take
+// that in one pass, with the same bits); with kReadOnly both take the read-only stand-in.
 struct RolePass {
   int64_t first = 0, count = 0;
   cpu::Pq2RowsKernel kernel = nullptr;
@@ -82,10 +82,9 @@ std::array<RolePass, 2> role_passes(quant::TensorType form, TokenRows rows) {
     return {RolePass{0, rows.decoding, cpu::pq2_rows_read_only},
             RolePass{rows.decoding, prompt, cpu::pq2_rows_read_only}};
   } else {
-    const cpu::Pq2RowsKernel decoding = cpu::pq2_decode_takes_prompt_kernel(rows.decoding)
-                                            ? prompt_kernel(form, rows.decoding)
-                                            : decode_kernel(form);
-    return {RolePass{0, rows.decoding, decoding},
+    if (rows.decoding > 0 && cpu::pq2_decode_takes_prompt_kernel(rows.decoding, prompt))
+      return {RolePass{0, rows.count, prompt_kernel(form, rows.count)}, RolePass{}};
+    return {RolePass{0, rows.decoding, decode_kernel(form)},
             RolePass{rows.decoding, prompt, prompt_kernel(form, prompt)}};
   }
 }

@@ -139,9 +139,9 @@ bool pq2_decode_in_block_order() {
 #endif
 }
 
-bool pq2_decode_takes_prompt_kernel(int64_t decode_tokens) {
+bool pq2_decode_takes_prompt_kernel(int64_t decode_tokens, int64_t prompt_tokens) {
   static const bool tiles_give_decode_bits = pq2_decode_in_block_order() && cpu_features().has_amx_int8();
-  return tiles_give_decode_bits && decode_tokens >= kAmxDecodeMinTokens;
+  return tiles_give_decode_bits && (decode_tokens >= kAmxDecodeMinTokens || prompt_tokens > 0);
 }
 
 Pq2RowsKernel pq2_prompt_kernel(int64_t n_tokens) {

@@ -143,8 +143,12 @@ bool pq2_decode_in_block_order();
 // 7.56 against 7.37-7.61, 5 8.79 against 7.49, 8 12.63 against 8.30-8.57, 16 15.56 against 8.99;
 // PTQ1_0 trit panels (expanded to panels for it): 4 5.90 against 5.75, 8 9.72 against 6.35.
 inline constexpr int64_t kAmxDecodeMinTokens = 5;
-// Whether `decode_tokens` decode tokens of one step take their form's prompt kernel (above).
-bool pq2_decode_takes_prompt_kernel(int64_t decode_tokens);
+// Whether the decode tokens of a step with `decode_tokens` of them and `prompt_tokens` prompt tokens take
+// their form's prompt kernel: where it gives their bits on AMX tiles, from kAmxDecodeMinTokens of them,
+// and with any prompt tokens, whose pass then takes them along: one stream of the weights, not two. One
+// decode token beside a 1 / 8 / 64-token prompt chunk of the 27B (two sequences, one step): 0.44-0.45 /
+// 0.73 / 2.72-2.75 s against 0.67 / 0.82-0.84 / 2.71-2.72 in two passes (session 39).
+bool pq2_decode_takes_prompt_kernel(int64_t decode_tokens, int64_t prompt_tokens);
 
 // The row kernels take prompt tokens in chunks whose activations, this many bytes, stay in L2 while the
 // chunk sweeps a thread's rows: half of one core's L2, the weights streaming through the rest, and at
