@@ -27,18 +27,17 @@ struct BenchArgs {
 void bench(BenchArgs& args) {
   if (args.memory_bandwidth) {
     if (!args.options.model_path.empty()) fail(ErrorKind::kInput, "--memory-bandwidth takes no model");
-    const size_t bytes =
-        args.options.bandwidth_bytes != 0 ? args.options.bandwidth_bytes : tools::default_bandwidth_bytes();
-    const kernels::cpu::ReadBandwidth read = tools::measure_bandwidth(args.options.threads, bytes);
+    const kernels::cpu::ReadBandwidth read =
+        tools::measure_bandwidth(args.options.threads, args.options.bandwidth_bytes);
     if (args.json) {
       fmt::print(
           "{{\"bandwidth_gb_s\": {:.3f}, \"bandwidth_median_gb_s\": {:.3f}, \"bandwidth_probe_bytes\": "
           "{}}}\n",
-          read.best_gb_s, read.median_gb_s, bytes);
+          read.best_gb_s, read.median_gb_s, read.bytes);
     } else {
       fmt::print("streaming read bandwidth: {:.2f} GB/s best pass, {:.2f} median ({:.2f} GiB probe)\n",
                  read.best_gb_s, read.median_gb_s,
-                 static_cast<double>(bytes) / static_cast<double>(size_t{1} << 30));
+                 static_cast<double>(read.bytes) / static_cast<double>(size_t{1} << 30));
     }
     return;
   }

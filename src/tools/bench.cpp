@@ -369,9 +369,9 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
-  report.bandwidth_bytes = options.bandwidth_bytes != 0 ? options.bandwidth_bytes : default_bandwidth_bytes();
   const kernels::cpu::ReadBandwidth bandwidth_before =
-      measure_bandwidth(report.threads, report.bandwidth_bytes);
+      measure_bandwidth(report.threads, options.bandwidth_bytes);
+  report.bandwidth_bytes = bandwidth_before.bytes;
   reset_peak_rss();  // the probe's buffer is not the model's memory
 
   // Every step asks for each sequence's last row only, so one logit row a sequence (1 MB at a 248k
@@ -405,7 +405,7 @@ BenchReport run_bench(const BenchOptions& options) {
   // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
   // against the better of the two probes the fraction can understate, never overstate.
   const kernels::cpu::ReadBandwidth bandwidth_after =
-      measure_bandwidth(report.threads, report.bandwidth_bytes);
+      measure_bandwidth(report.threads, options.bandwidth_bytes);
   report.bandwidth_gb_s = std::max(bandwidth_before.best_gb_s, bandwidth_after.best_gb_s);
   report.bandwidth_median_gb_s = std::max(bandwidth_before.median_gb_s, bandwidth_after.median_gb_s);
   for (BenchTest& test : report.tests) {

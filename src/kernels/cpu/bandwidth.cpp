@@ -49,8 +49,9 @@ constexpr StreamPattern kPatterns[] = {{1, false}, {1, true}, {4, false}, {8, fa
 // warm-up pass and ten timed ones (≈ 0.3 s in all) read 40-44 GB/s while the 27B decode, streaming
 // for seconds, read 47. So the probe streams for a while before it times, and then times rounds for
 // a while, so that a neighbour's burst on a shared host does not decide the figure.
-// A pass streams the next kPassBytes of the buffer, so passes stay short and many (the best of them is
-// kept) while a byte is read again only after the whole buffer, which no cache holds.
+// A pass streams the next of the equal windows, of at most kPassBytes, the buffer is split into, so passes
+// stay short and many (the best of them is kept) while a byte is read again only after the whole buffer,
+// which no cache holds.
 constexpr size_t kPassBytes = size_t{1} << 30;
 constexpr double kWarmUpSeconds = 0.3;
 constexpr double kTimedSeconds = 1.0;
@@ -80,8 +81,9 @@ void stream_read(const uint8_t* p, size_t bytes, StreamPattern pattern) {
 
 ReadBandwidth measure_read_bandwidth(ThreadPool& pool, size_t bytes) {
   const auto threads = static_cast<size_t>(pool.size());
-  const size_t part = std::max<size_t>(std::min(bytes, kPassBytes) / threads / kStreamStep, 1) * kStreamStep;
-  const size_t window = part * threads, windows = std::max<size_t>(bytes / window, 1);
+  const size_t windows = std::max<size_t>((bytes + kPassBytes - 1) / kPassBytes, 1);
+  const size_t part = std::max<size_t>(bytes / windows / threads / kStreamStep, 1) * kStreamStep;
+  const size_t window = part * threads;
   // Huge pages, as the placed weights use (model::WeightPlacement): the probe measures what the machine
   // streams at best, not what a 4 KiB page walk allows.
   const HugePageBuffer memory = HugePageBuffer::allocate(window * windows, "bandwidth probe");
@@ -105,7 +107,7 @@ ReadBandwidth measure_read_bandwidth(ThreadPool& pool, size_t bytes) {
   for (int round = 0; round < kMinRounds || seconds_since(timed) < kTimedSeconds; ++round) {
     for (size_t p = 0; p < kPatternCount; ++p) passes[p].push_back(pass_gbs(kPatterns[p]));
   }
-  ReadBandwidth out;
+  ReadBandwidth out{.bytes = window * windows};
   for (std::vector<double>& rates : passes) {
     std::sort(rates.begin(), rates.end());
     out.best_gb_s = std::max(out.best_gb_s, rates.back());

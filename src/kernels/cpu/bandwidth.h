@@ -11,12 +11,14 @@ class ThreadPool;
 namespace tern::kernels::cpu {
 
 // Streams a buffer of `bytes` (many times the last-level cache, so that no cache holds part of it:
-// tools::default_bandwidth_bytes), 1 GiB a pass split evenly over the pool's threads, with the widest
-// vector loads the CPU has, passes cycling through one stream (with and without a software prefetch) and
-// 4, 8 and 16 interleaved streams a thread (stream_read.h); the best pass of about a second of rounds
-// after about 0.3 s of warm-up, in GB/s (1e9 bytes per second), and the median pass of the pattern whose
-// median is highest: on a shared host the two differ by what neighbours take, which the best pass hides.
+// tools::default_bandwidth_bytes), a window of at most 1 GiB a pass split evenly over the pool's threads,
+// with the widest vector loads the CPU has, passes cycling through one stream (with and without a software
+// prefetch) and 4, 8 and 16 interleaved streams a thread (stream_read.h); the best pass of about a second of
+// rounds after about 0.3 s of warm-up, in GB/s (1e9 bytes per second), and the median pass of the pattern
+// whose median is highest: on a shared host the two differ by what neighbours take, which the best pass
+// hides.
 struct ReadBandwidth {
+  size_t bytes = 0;  // the buffer streamed: `bytes` rounded down to equal windows of whole stream steps
   double best_gb_s = 0.0;
   double median_gb_s = 0.0;
 };
