@@ -50,7 +50,10 @@ constexpr int64_t kPanelBlockBytes = kHalves * kTileBytes;    // 2 KiB per panel
 // alternating rounds on Emerald Rapids (session 37).
 constexpr int64_t kChunkBytes = int64_t{5} << 18;
 constexpr int64_t kMaxChunkTokens = 256;
-constexpr int64_t kTileBlockBytes = 2 * kActBlockBytes * kTokenTile;  // a tile's block: 4 A tiles, 4 KiB
+// A token tile's block: the hi and lo A tiles of each half, 4 KiB, back to back (padding between blocks
+// would leave L2 sets unused once the buffer sits on huge pages).
+constexpr int64_t kTileBlockBytes = 2 * kHalves * kTileBytes;
+static_assert(kTileBlockBytes == kActBlockBytes * kTokenTile);
 
 // Tiles: 0, 1 the hi and lo digits of a half; 2, 3 the half's codes of the two panels; 4..7 the dots
 // hi × panel 0, lo × panel 0, hi × panel 1, lo × panel 1.
