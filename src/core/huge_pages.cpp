@@ -65,7 +65,7 @@ void HugePageBuffer::release() {
 }
 
 void* allocate_streamed(size_t bytes) {
-  if (bytes < kHugePageBytes) return ::operator new(bytes);
+  if (bytes < kHugePageBytes) return ::operator new (bytes, std::align_val_t{kStreamedAlign});
   void* p = map_huge_pages(whole_huge_pages(bytes));
   if (p == nullptr) throw std::bad_alloc();
   return p;
@@ -73,7 +73,7 @@ void* allocate_streamed(size_t bytes) {
 
 void deallocate_streamed(void* p, size_t bytes) noexcept {
   if (bytes < kHugePageBytes) {
-    ::operator delete(p);
+    ::operator delete (p, std::align_val_t{kStreamedAlign});
   } else {
     ::munmap(p, whole_huge_pages(bytes));
   }

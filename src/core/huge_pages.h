@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace tern {
@@ -35,9 +37,11 @@ class HugePageBuffer {
   size_t size_ = 0;
 };
 
-// Storage for std containers of buffers that every token streams (the KV cache, the GDN state): a block of
-// at least one huge page comes from its own MADV_HUGEPAGE mapping, a smaller one from operator new. Throws
-// std::bad_alloc, as containers expect of an allocator.
+// Storage for buffers that every token streams (the KV cache, the GDN state) or that a step sweeps row by
+// row (activations, kernel scratch): a block of at least one huge page comes from its own MADV_HUGEPAGE
+// mapping, a smaller one from operator new; either is kStreamedAlign-aligned. Throws std::bad_alloc, as
+// containers expect of an allocator.
+inline constexpr size_t kStreamedAlign = 64;
 void* allocate_streamed(size_t bytes);
 void deallocate_streamed(void* p, size_t bytes) noexcept;
 
@@ -54,5 +58,41 @@ struct StreamedAllocator {
 
 template <class T>
 using StreamedVector = std::vector<T, StreamedAllocator<T>>;
+
+// An owned array of `count` T on allocate_streamed storage, its contents unspecified (for scratch that is
+// written before it is read, where a vector's zero fill would be wasted work).
+template <class T>
+class StreamedArray {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  StreamedArray() = default;
+  explicit StreamedArray(size_t count)
+      : data_(count == 0 ? nullptr : static_cast<T*>(allocate_streamed(count * sizeof(T)))), count_(count) {}
+  StreamedArray(StreamedArray&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+  StreamedArray& operator=(StreamedArray&& other) noexcept {
+    if (this != &other) {
+      release();
+      data_ = std::exchange(other.data_, nullptr);
+      count_ = std::exchange(other.count_, 0);
+    }
+    return *this;
+  }
+  ~StreamedArray() { release(); }
+
+  T* data() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  void release() noexcept {
+    if (data_ != nullptr) deallocate_streamed(data_, count_ * sizeof(T));
+    data_ = nullptr;
+    count_ = 0;
+  }
+
+  T* data_ = nullptr;
+  size_t count_ = 0;
+};
 
 }  // namespace tern

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "kernels/ops.h"
 #include "model/model.h"
 #include "runtime/batch.h"
@@ -28,7 +29,9 @@ struct ForwardLimits {
 // Every buffer the forward writes, sized once from the config and the limits, but the head's: those grow
 // to the most logit rows a step has asked for (at most limits.max_logit_rows), since a row is a whole
 // vocabulary (1 MB at 248k ids) and most callers want one a sequence, not one a token of max_tokens (508 MB
-// at 512). So a warm decode loop allocates nothing. Shapes per token (rows = limits.max_tokens).
+// at 512). So a warm decode loop allocates nothing. Shapes per token (rows = limits.max_tokens). The buffers
+// are streamed storage (core/huge_pages.h): a prompt step's matmuls sweep them a token row at a time, one
+// 4 KiB page a row at 27B widths, and on 4 KiB pages those rows missed the TLB.
 struct Scratch {
   Scratch(const Config& config, const ForwardLimits& limits, const kernels::Ops& ops);
   // Grows hidden, logits and picks to `rows` logit rows if they are smaller.
@@ -36,38 +39,38 @@ struct Scratch {
 
   ForwardLimits limits;
   int64_t d_model = 0, vocab_size = 0;  // the widths of a logit row's buffers
-  std::vector<float> x;                 // [rows][d] residual stream
-  std::vector<float> u;                 // [rows][d] normed input of a block
-  std::vector<float> rotated;           // [rows][d] T_d(u) (a site output; u stays for ssm_alpha/beta)
-  std::vector<float> block;             // [rows][d] a block's output before the residual add
+  StreamedVector<float> x;              // [rows][d] residual stream
+  StreamedVector<float> u;              // [rows][d] normed input of a block
+  StreamedVector<float> rotated;        // [rows][d] T_d(u) (a site output; u stays for ssm_alpha/beta)
+  StreamedVector<float> block;          // [rows][d] a block's output before the residual add
   // attention
-  std::vector<float> qg;     // [rows][n_head·2·head_dim]
-  std::vector<float> q;      // [rows][n_head·head_dim]
-  std::vector<float> gate;   // [rows][n_head·head_dim]
-  std::vector<float> k;      // [rows][n_kv·head_dim]
-  std::vector<float> v;      // [rows][n_kv·head_dim]
-  std::vector<float> o;      // [rows][n_head·head_dim]
-  std::vector<double> rope;  // [rows][rope_dim] kernels::ref::rope_angles of each row's position
+  StreamedVector<float> qg;    // [rows][n_head·2·head_dim]
+  StreamedVector<float> q;     // [rows][n_head·head_dim]
+  StreamedVector<float> gate;  // [rows][n_head·head_dim]
+  StreamedVector<float> k;     // [rows][n_kv·head_dim]
+  StreamedVector<float> v;     // [rows][n_kv·head_dim]
+  StreamedVector<float> o;     // [rows][n_head·head_dim]
+  std::vector<double> rope;    // [rows][rope_dim] kernels::ref::rope_angles of each row's position
   // GDN
-  std::vector<float> mixed;       // [rows][conv_channels] attn_qkv output (raw conv input)
-  std::vector<float> conv;        // [rows][conv_channels] conv + SiLU output
-  std::vector<float> gdn_q;       // [rows][n_k·dk]
-  std::vector<float> gdn_k;       // [rows][n_k·dk]
-  std::vector<float> gdn_v;       // [rows][inner]
-  std::vector<float> z;           // [rows][inner] output gate
-  std::vector<float> alpha;       // [rows][n_v] then the log-decay g
-  std::vector<float> beta;        // [rows][n_v] then σ(b)
-  std::vector<float> gdn_o;       // [rows][inner]
-  std::vector<float> y;           // [rows][inner]
-  std::vector<float> permuted;    // [max(inner, conv_channels)] one row during a head-order permute
-  std::vector<double> gdn_chunk;  // ops.gdn_chunked scratch
+  StreamedVector<float> mixed;     // [rows][conv_channels] attn_qkv output (raw conv input)
+  StreamedVector<float> conv;      // [rows][conv_channels] conv + SiLU output
+  StreamedVector<float> gdn_q;     // [rows][n_k·dk]
+  StreamedVector<float> gdn_k;     // [rows][n_k·dk]
+  StreamedVector<float> gdn_v;     // [rows][inner]
+  StreamedVector<float> z;         // [rows][inner] output gate
+  StreamedVector<float> alpha;     // [rows][n_v] then the log-decay g
+  StreamedVector<float> beta;      // [rows][n_v] then σ(b)
+  StreamedVector<float> gdn_o;     // [rows][inner]
+  StreamedVector<float> y;         // [rows][inner]
+  StreamedVector<float> permuted;  // [max(inner, conv_channels)] one row during a head-order permute
+  std::vector<double> gdn_chunk;   // ops.gdn_chunked scratch
   // MLP
-  std::vector<float> ffn_gate;  // [rows][d_ff]
-  std::vector<float> ffn_up;    // [rows][d_ff]
+  StreamedVector<float> ffn_gate;  // [rows][d_ff]
+  StreamedVector<float> ffn_up;    // [rows][d_ff]
   // head
-  std::vector<float> hidden;   // [logit rows][d]
-  std::vector<float> logits;   // [logit rows][vocab]
-  std::vector<int32_t> picks;  // [logit rows] the head's greedy picks (kernels::Ops::matmul_argmax)
+  StreamedVector<float> hidden;  // [logit rows][d]
+  StreamedVector<float> logits;  // [logit rows][vocab]
+  std::vector<int32_t> picks;    // [logit rows] the head's greedy picks (kernels::Ops::matmul_argmax)
 };
 
 // Runs every item's tokens through the decoder, writes each item's logits (BatchItem::logits, into

@@ -2,29 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <iterator>
 #include <limits>
-#include <new>
 
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 
 namespace tern::kernels::cpu {
 
 namespace {
 
-constexpr size_t kAlign = 64;
 constexpr int64_t kGroups = kActBlock / kActGroup;
-
-template <class T>
-T* aligned_array(size_t count) {
-  const size_t bytes = (count * sizeof(T) + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, bytes == 0 ? kAlign : bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  return static_cast<T*>(p);
-}
 
 // The scale of one group: its step, or NaN when it holds a non-finite value (digits then stay 0).
 float group_step(const float* x) {
@@ -39,20 +29,16 @@ float group_step(const float* x) {
 
 }  // namespace
 
-void ActBuffer::AlignedFree::operator()(void* p) const {
-  std::free(p);
-}
-
 void ActBuffer::reserve(int64_t k, int64_t n_tokens) {
   if (k < 0 || n_tokens < 0 || k % kActBlock != 0)
     fail(ErrorKind::kInternal, "activation buffer: k {} is not a multiple of {}", k, kActBlock);
   const size_t blocks = static_cast<size_t>(k / kActBlock) * static_cast<size_t>(n_tokens);
   if (blocks <= capacity_blocks_) return;
-  q_.reset(aligned_array<int8_t>(blocks * kActBlockBytes));
-  ymm_scales_.reset(aligned_array<float>(blocks * kYmmLanes));
-  ymm_neg_sums_.reset(aligned_array<int32_t>(blocks * kYmmLanes));
-  zmm_scales_.reset(aligned_array<float>(blocks * kZmmLanes));
-  zmm_sums_.reset(aligned_array<int32_t>(blocks * kZmmSums));
+  q_ = StreamedArray<int8_t>(blocks * kActBlockBytes);
+  ymm_scales_ = StreamedArray<float>(blocks * kYmmLanes);
+  ymm_neg_sums_ = StreamedArray<int32_t>(blocks * kYmmLanes);
+  zmm_scales_ = StreamedArray<float>(blocks * kZmmLanes);
+  zmm_sums_ = StreamedArray<int32_t>(blocks * kZmmSums);
   capacity_blocks_ = blocks;
 }
 
@@ -73,9 +59,9 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
   const auto quantize_blocks = [&](int64_t first, int64_t last) {
     for (int64_t b = first; b < last; ++b) {
       quantize_one(x + b * kActBlock,
-                   ActBlockOut{q_.get() + b * kActBlockBytes, ymm_scales_.get() + b * kYmmLanes,
-                               ymm_neg_sums_.get() + b * kYmmLanes, zmm_scales_.get() + b * kZmmLanes,
-                               zmm_sums_.get() + b * kZmmSums},
+                   ActBlockOut{q_.data() + b * kActBlockBytes, ymm_scales_.data() + b * kYmmLanes,
+                               ymm_neg_sums_.data() + b * kYmmLanes, zmm_scales_.data() + b * kZmmLanes,
+                               zmm_sums_.data() + b * kZmmSums},
                    b < first_block_step ? StepScope::kGroup : StepScope::kBlock);
     }
   };
@@ -88,8 +74,9 @@ QuantizedActs ActBuffer::quantize(const float* x, int64_t k, int64_t n_tokens, T
       quantize_blocks(task * kBlocksPerTask, std::min(blocks, (task + 1) * kBlocksPerTask));
     });
   }
-  return QuantizedActs{q_.get(), ymm_scales_.get(), ymm_neg_sums_.get(), zmm_scales_.get(), zmm_sums_.get(),
-                       k,        n_tokens,          first_block_token};
+  return QuantizedActs{q_.data(),          ymm_scales_.data(), ymm_neg_sums_.data(),
+                       zmm_scales_.data(), zmm_sums_.data(),   k,
+                       n_tokens,           first_block_token};
 }
 
 float block_step(const float (&group_steps)[kActBlock / kActGroup]) {

@@ -27,7 +27,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+
+#include "core/huge_pages.h"
 
 namespace tern {
 class ThreadPool;
@@ -95,7 +96,8 @@ struct ActBlockOut {
   int32_t* zmm_sums;      // 16
 };
 
-// Owns the aligned storage for quantised activations. reserve() allocates only when the request
+// Owns the storage for quantised activations (streamed: a prompt's buffer is swept token row by token row,
+// one 4 KiB page per row at 27B widths). reserve() allocates only when the request
 // grows, so the token loop allocates nothing once warm.
 class ActBuffer {
  public:
@@ -107,12 +109,9 @@ class ActBuffer {
                          int64_t block_steps_from = kNoBlockSteps);
 
  private:
-  struct AlignedFree {
-    void operator()(void* p) const;
-  };
-  std::unique_ptr<int8_t[], AlignedFree> q_;
-  std::unique_ptr<float[], AlignedFree> ymm_scales_, zmm_scales_;
-  std::unique_ptr<int32_t[], AlignedFree> ymm_neg_sums_, zmm_sums_;
+  StreamedArray<int8_t> q_;
+  StreamedArray<float> ymm_scales_, zmm_scales_;
+  StreamedArray<int32_t> ymm_neg_sums_, zmm_sums_;
   size_t capacity_blocks_ = 0;
 };
 

@@ -1,11 +1,10 @@
-// Per-thread kernel scratch: a 64-byte aligned array that only ever grows, so a warm token loop
-// allocates nothing.
+// Per-thread kernel scratch: an array that only ever grows, so a warm token loop allocates nothing. It is
+// streamed storage (core/huge_pages.h): 64-byte aligned, and on huge pages once it spans one.
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
-#include <memory>
-#include <new>
+
+#include "core/huge_pages.h"
 
 namespace tern::kernels::cpu {
 
@@ -13,22 +12,12 @@ template <class T>
 class GrowBuffer {
  public:
   T* at_least(size_t count) {
-    if (count > capacity_) {
-      const size_t bytes = (count * sizeof(T) + 63) / 64 * 64;
-      void* p = std::aligned_alloc(64, bytes);
-      if (p == nullptr) throw std::bad_alloc();
-      data_.reset(static_cast<T*>(p));
-      capacity_ = count;
-    }
-    return data_.get();
+    if (count > storage_.size()) storage_ = StreamedArray<T>(count);
+    return storage_.data();
   }
 
  private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
-  std::unique_ptr<T, Free> data_;
-  size_t capacity_ = 0;
+  StreamedArray<T> storage_;
 };
 
 }  // namespace tern::kernels::cpu
