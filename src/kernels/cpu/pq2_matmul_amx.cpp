@@ -18,9 +18,9 @@
 // whatever panel or tile holds it (short panels and token tiles are padded), so results do not depend on
 // how rows are split over threads.
 //
-// Cost: the tile loads and stores and the AVX-512 scaling, not the multiplier, bound it, and they do not
-// overlap: a block's tile work and its scaling take turns (measured on Emerald Rapids, 12-05: running the
-// scaling a block behind the tiles was 1.05x slower).
+// Cost: the tile loads and stores and the AVX-512 scaling, not the multiplier, bound it. A block's
+// scaling runs in parts between the next block's TDPBSSDs (pair_tile), where the tile unit would wait on
+// its loads; after the block's stores, the two took turns.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -71,15 +71,15 @@ struct ThreadScratch {
 };
 
 // Copies blocks [begin, begin + blocks) of tokens [first, first + count) of `a` into token tiles, each
-// A tile's 16 rows of 64 bytes contiguous, the last tile's digits zero-padded (its padded tokens' dots
-// are never scaled). Tile loads with the activations'
-// own token stride (one 4 KiB page per row at 27B widths) made pp512 0.85-0.96x as fast (Emerald Rapids,
-// 12-05).
+// A tile's 16 rows of 64 bytes contiguous, the last tile's digits and steps zero-padded (its padded tokens'
+// sums are computed, as 0, and never stored). Tile loads with the activations' own token stride (one 4 KiB
+// page per row at 27B widths) made pp512 0.85-0.96x as fast (Emerald Rapids, 12-05).
 void copy_acts(const QuantizedActs& a, int64_t first, int64_t count, int64_t begin, int64_t blocks,
                int8_t* acts, float* steps) {
   if (count % kTokenTile != 0) {
     const int64_t last = count / kTokenTile;
     std::memset(acts + last * blocks * kTileBlockBytes, 0, static_cast<size_t>(blocks * kTileBlockBytes));
+    std::fill_n(steps + last * blocks * kTokenTile, blocks * kTokenTile, 0.0f);
   }
   for (int64_t t = 0; t < count; ++t) {
     const int8_t* q = a.token_q(first + t) + begin * kActBlockBytes;
@@ -129,12 +129,33 @@ struct StoredPanel {
 // A block's dots of one panel and token, joined and scaled by the block's step: (D_0 + … + D_3)·s.
 __m512 block_sum(const int32_t (*dots)[kTokenTile][16], int m, float step) {
   // 256·hi + lo in one VPDPWSSD: a hi sum (|Σ| ≤ 128·2·127) is its dword's low int16, and the high int16
-  // meets 0. One instruction for a shift and an add: the tile unit and the vector units take turns
-  // here, so every vector instruction counts (0.93-0.97x the time on 512 tokens, Emerald Rapids).
+  // meets 0. One instruction for a shift and an add: every vector instruction counts here.
   const __m512i lo_digit = _mm512_set1_epi32(static_cast<int32_t>(kLoDigit));
   const __m512i dot =
       _mm512_dpwssd_epi32(_mm512_load_si512(dots[1][m]), _mm512_load_si512(dots[0][m]), lo_digit);
   return _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(step));
+}
+
+// A block's stored dots, waiting to be added into a pair tile's sums while the next block's tiles run.
+struct StoredBlock {
+  const int32_t (*dots)[2][kTokenTile][16];  // [panel][hi, lo]
+  const float* d_w[2];                       // the block's 16 row scales of each panel
+  const float* steps;                        // the block's step of each token
+};
+
+// A block's 2 · 16 outputs (output k: panel k / 16, token k % 16) are added in one part a TDPBSSD.
+constexpr int kBlockParts = 4 * kHalves;
+constexpr int kPartOutputs = 2 * kTokenTile / kBlockParts;
+
+// Adds part q of a stored block's outputs into `acc`: all of them, a short tile's padded tokens and a lone
+// panel's copy too (defined, never stored), so the parts have no branches.
+inline void add_block_part(float (*acc)[kTokenTile][16], const StoredBlock& block, int q) {
+#pragma GCC unroll 4
+  for (int k = q * kPartOutputs; k < (q + 1) * kPartOutputs; ++k) {
+    const int p = k / kTokenTile, m = k % kTokenTile;
+    const __m512 sum = block_sum(block.dots[p], m, block.steps[m]);
+    _mm512_store_ps(acc[p][m], _mm512_fmadd_ps(sum, _mm512_load_ps(block.d_w[p]), _mm512_load_ps(acc[p][m])));
+  }
 }
 
 // The y lines of one token's sums in a panel pair (32 rows from `at`), requested into L2. A later K
@@ -159,7 +180,7 @@ inline void prefetch_token_sums(const float* at) {
 void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, const int8_t* const panels[2],
                const float* const d_w[2], const int8_t* acts, const float* steps, int64_t row,
                const int valid[2], int64_t token, int tokens, const NextTile& next) {
-  alignas(64) int32_t dots[2][2][kTokenTile][16];  // [panel][hi, lo]
+  alignas(64) int32_t dots[2][2][2][kTokenTile][16];  // [block parity][panel][hi, lo]
   alignas(64) float acc[2][kTokenTile][16];
   std::memset(acc, 0, sizeof acc);
   const int panel_count = valid[1] > 0 ? 2 : 1;
@@ -172,37 +193,46 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, c
     }
   }
   const int8_t* const second = panels[panel_count - 1];  // a lone panel runs twice, the copy unused
+  StoredBlock stored{};
+  // Each tile load waits for the TDPBSSDs that read its tile before, and a block's tile stores for its
+  // last TDPBSSD, so the tile unit idles between instructions: the previous block's scaling goes into
+  // those gaps, a part after each TDPBSSD. Against scaling each block after its stores (Emerald Rapids,
+  // 12-06): 1.23x a block's throughput in L2, pp512 1.10-1.12x.
+  const auto add_part = [&](int q) {
+    if (stored.dots != nullptr) add_block_part(acc, stored, q);
+  };
+  const float* const second_d_w = d_w[panel_count - 1];
   for (int64_t b = 0; b < blocks; ++b) {
     const int8_t* tiles = acts + b * kTileBlockBytes;
     _tile_zero(4);
     _tile_zero(5);
     _tile_zero(6);
     _tile_zero(7);
+#pragma GCC unroll 2
     for (int half = 0; half < kHalves; ++half) {
       _tile_loadd(0, tiles + (2 * half) * kTileBytes, kDepth);
-      _tile_loadd(1, tiles + (2 * half + 1) * kTileBytes, kDepth);
       _tile_loadd(2, panels[0] + b * kPanelBlockBytes + half * kTileBytes, amx::kMaxTileBytes);
-      _tile_loadd(3, second + b * kPanelBlockBytes + half * kTileBytes, amx::kMaxTileBytes);
       _tile_dpbssd(4, 0, 2);
+      add_part(4 * half);
+      _tile_loadd(1, tiles + (2 * half + 1) * kTileBytes, kDepth);
       _tile_dpbssd(5, 1, 2);
+      add_part(4 * half + 1);
+      _tile_loadd(3, second + b * kPanelBlockBytes + half * kTileBytes, amx::kMaxTileBytes);
       _tile_dpbssd(6, 0, 3);
+      add_part(4 * half + 2);
       _tile_dpbssd(7, 1, 3);
+      add_part(4 * half + 3);
     }
-    _tile_stored(4, dots[0][0], amx::kMaxTileBytes);
-    _tile_stored(5, dots[0][1], amx::kMaxTileBytes);
-    _tile_stored(6, dots[1][0], amx::kMaxTileBytes);
-    _tile_stored(7, dots[1][1], amx::kMaxTileBytes);
+    int32_t(*block_dots)[2][kTokenTile][16] = dots[b % 2];
+    _tile_stored(4, block_dots[0][0], amx::kMaxTileBytes);
+    _tile_stored(5, block_dots[0][1], amx::kMaxTileBytes);
+    _tile_stored(6, block_dots[1][0], amx::kMaxTileBytes);
+    _tile_stored(7, block_dots[1][1], amx::kMaxTileBytes);
     for (int64_t m = 2 * b; m < std::min(2 * b + 2, next.tokens); ++m)
       prefetch_token_sums(next.sums + m * y_stride);
-    const float* block_steps = steps + b * kTokenTile;
-    for (int p = 0; p < panel_count; ++p) {
-      const __m512 scale = _mm512_load_ps(d_w[p] + b * kPanelRows);
-      for (int m = 0; m < tokens; ++m) {
-        const __m512 sum = block_sum(dots[p], m, block_steps[m]);
-        _mm512_store_ps(acc[p][m], _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc[p][m])));
-      }
-    }
+    stored = {block_dots, {d_w[0] + b * kPanelRows, second_d_w + b * kPanelRows}, steps + b * kTokenTile};
   }
+  for (int q = 0; q < kBlockParts; ++q) add_part(q);
   for (int p = 0; p < panel_count; ++p) {
     const __mmask16 rows = static_cast<__mmask16>((1u << valid[p]) - 1u);
     for (int m = 0; m < tokens; ++m)
