@@ -198,12 +198,21 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, c
   // last TDPBSSD, so the tile unit idles between instructions: the previous block's scaling goes into
   // those gaps, a part after each TDPBSSD. Against scaling each block after its stores (Emerald Rapids,
   // 12-06): 1.23x a block's throughput in L2, pp512 1.10-1.12x.
-  const auto add_part = [&](int q) {
+  // Between TDPBSSDs also goes an eighth of the next 4 KiB of activations (the next block, or after the
+  // last the next token tile's first), requested from L2 into L1: the first tile load of a block waited
+  // on L2 (pp512 1.04-1.12x, median 1.09x, six alternating rounds on Emerald Rapids, 12-06; the panels' B
+  // tiles too were slower). After the last token tile the requests fall past the copy, which a prefetch may.
+  const int8_t* next_acts = acts;
+  const auto between_tiles = [&](int q) {
+    for (int line = 0; line < kTileBlockBytes / 64 / kBlockParts; ++line)
+      _mm_prefetch(reinterpret_cast<const char*>(next_acts) + (q * kTileBlockBytes / kBlockParts + line * 64),
+                   _MM_HINT_T0);
     if (stored.dots != nullptr) add_block_part(acc, stored, q);
   };
   const float* const second_d_w = d_w[panel_count - 1];
   for (int64_t b = 0; b < blocks; ++b) {
     const int8_t* tiles = acts + b * kTileBlockBytes;
+    next_acts = tiles + kTileBlockBytes;
     _tile_zero(4);
     _tile_zero(5);
     _tile_zero(6);
@@ -213,15 +222,15 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, c
       _tile_loadd(0, tiles + (2 * half) * kTileBytes, kDepth);
       _tile_loadd(2, panels[0] + b * kPanelBlockBytes + half * kTileBytes, amx::kMaxTileBytes);
       _tile_dpbssd(4, 0, 2);
-      add_part(4 * half);
+      between_tiles(4 * half);
       _tile_loadd(1, tiles + (2 * half + 1) * kTileBytes, kDepth);
       _tile_dpbssd(5, 1, 2);
-      add_part(4 * half + 1);
+      between_tiles(4 * half + 1);
       _tile_loadd(3, second + b * kPanelBlockBytes + half * kTileBytes, amx::kMaxTileBytes);
       _tile_dpbssd(6, 0, 3);
-      add_part(4 * half + 2);
+      between_tiles(4 * half + 2);
       _tile_dpbssd(7, 1, 3);
-      add_part(4 * half + 3);
+      between_tiles(4 * half + 3);
     }
     int32_t(*block_dots)[2][kTokenTile][16] = dots[b % 2];
     _tile_stored(4, block_dots[0][0], amx::kMaxTileBytes);
@@ -232,7 +241,7 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, c
       prefetch_token_sums(next.sums + m * y_stride);
     stored = {block_dots, {d_w[0] + b * kPanelRows, second_d_w + b * kPanelRows}, steps + b * kTokenTile};
   }
-  for (int q = 0; q < kBlockParts; ++q) add_part(q);
+  for (int q = 0; q < kBlockParts; ++q) add_block_part(acc, stored, q);  // the last block (blocks ≥ 1)
   for (int p = 0; p < panel_count; ++p) {
     const __mmask16 rows = static_cast<__mmask16>((1u << valid[p]) - 1u);
     for (int m = 0; m < tokens; ++m)
