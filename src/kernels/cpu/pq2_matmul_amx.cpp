@@ -180,7 +180,8 @@ inline void prefetch_token_sums(const float* at) {
 void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, const int8_t* const panels[2],
                const float* const d_w[2], const int8_t* acts, const float* steps, int64_t row,
                const int valid[2], int64_t token, int tokens, const NextTile& next) {
-  alignas(64) int32_t dots[2][2][2][kTokenTile][16];  // [block parity][panel][hi, lo]
+  // [panel][hi, lo]: one buffer, as the previous block's parts are all added before a block's stores
+  alignas(64) int32_t dots[2][2][kTokenTile][16];
   alignas(64) float acc[2][kTokenTile][16];
   std::memset(acc, 0, sizeof acc);
   const int panel_count = valid[1] > 0 ? 2 : 1;
@@ -232,14 +233,13 @@ void pair_tile(float* y, int64_t y_stride, int64_t blocks, bool first_segment, c
       _tile_dpbssd(7, 1, 3);
       between_tiles(4 * half + 3);
     }
-    int32_t(*block_dots)[2][kTokenTile][16] = dots[b % 2];
-    _tile_stored(4, block_dots[0][0], amx::kMaxTileBytes);
-    _tile_stored(5, block_dots[0][1], amx::kMaxTileBytes);
-    _tile_stored(6, block_dots[1][0], amx::kMaxTileBytes);
-    _tile_stored(7, block_dots[1][1], amx::kMaxTileBytes);
+    _tile_stored(4, dots[0][0], amx::kMaxTileBytes);
+    _tile_stored(5, dots[0][1], amx::kMaxTileBytes);
+    _tile_stored(6, dots[1][0], amx::kMaxTileBytes);
+    _tile_stored(7, dots[1][1], amx::kMaxTileBytes);
     for (int64_t m = 2 * b; m < std::min(2 * b + 2, next.tokens); ++m)
       prefetch_token_sums(next.sums + m * y_stride);
-    stored = {block_dots, {d_w[0] + b * kPanelRows, second_d_w + b * kPanelRows}, steps + b * kTokenTile};
+    stored = {dots, {d_w[0] + b * kPanelRows, second_d_w + b * kPanelRows}, steps + b * kTokenTile};
   }
   for (int q = 0; q < kBlockParts; ++q) add_block_part(acc, stored, q);  // the last block (blocks ≥ 1)
   for (int p = 0; p < panel_count; ++p) {
