@@ -7,6 +7,7 @@
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
+#include "apps/tern/context_limit.h"
 #include "core/error.h"
 #include "runtime/engine.h"
 #include "runtime/loaded_model.h"
@@ -35,8 +36,7 @@ void run(const PerplexityArgs& args) {
   const runtime::LoadedModel loaded =
       runtime::LoadedModel::load(args.model_path, args.compute.load_options());
   const std::vector<int32_t> tokens = loaded.tokenizer->encode(read_text(args.text_path), false);
-  const int64_t declared = loaded.model->config().context_length;
-  const int64_t ctx = declared > 0 ? std::min(args.ctx, declared) : args.ctx;
+  const int64_t ctx = within_trained_context(args.ctx, loaded.model->config(), "--ctx");
   const int64_t stride = args.stride > 0 ? args.stride : ctx;
   fmt::print(stderr, "{} tokens, windows of {} every {}, scoring window offsets {}..{}\n", tokens.size(), ctx,
              stride, runtime::first_scored_offset(ctx, stride), ctx - 1);

@@ -10,6 +10,7 @@
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
+#include "apps/tern/context_limit.h"
 #include "core/error.h"
 #include "model/model.h"
 #include "runtime/engine.h"
@@ -44,6 +45,7 @@ void run_serve(ServeArgs args) {
 
   args.scheduler.kv = runtime::parse_kv_precision(args.kv_type);
   const auto model = model::Model::open(args.model_path, args.compute.load_options());
+  args.scheduler.context = within_trained_context(args.scheduler.context, model->config(), "--ctx-size");
   const text::Tokenizer tokenizer(text::load_vocab(model->file()));
   const text::ChatTemplate chat_template = text::load_chat_template(model->file());
   if (args.server.model_name.empty())
@@ -93,7 +95,8 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--api-key", args->server.api_key, "require 'Authorization: Bearer KEY' on API routes");
   cmd->add_option("--model-name", args->server.model_name, "the model id clients name (default: file stem)");
-  cmd->add_option("--ctx-size", args->scheduler.context, "tokens each sequence holds (KV allocated at start)")
+  cmd->add_option("--ctx-size", args->scheduler.context,
+                  "tokens each sequence holds (KV allocated at start; capped by the trained context)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 22));
   cmd->add_option("--kv-type", args->kv_type,
@@ -115,7 +118,8 @@ void add_serve_command(CLI::App& app) {
                   "prompt tokens between prefix-cache checkpoints (a multiple of 64)")
       ->capture_default_str();
   cmd->add_option("--max-body", args->server.max_body_bytes, "largest request body in bytes")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1} << 10, size_t{1} << 30));
   cmd->add_option("--max-tokens", args->server.limits.max_tokens, "largest max_tokens a request may ask")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

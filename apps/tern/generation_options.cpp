@@ -1,7 +1,6 @@
 #include "apps/tern/generation_options.h"
 
-#include <algorithm>
-
+#include "apps/tern/context_limit.h"
 #include "core/error.h"
 #include "tools/default_model.h"
 
@@ -10,7 +9,8 @@ namespace tern::app {
 void GenerationOptions::add_to(CLI::App& command) {
   command.add_option("-m,--model", model_path,
                      "GGUF model (default: the embedded tiny model, made on first use)");
-  command.add_option("-c,--ctx-size", ctx_size, "context length to allocate")->capture_default_str();
+  command.add_option("-c,--ctx-size", ctx_size, "context length to allocate (capped by the trained context)")
+      ->capture_default_str();
   command.add_option("-n,--max-tokens", max_tokens, "most tokens to generate per reply")
       ->capture_default_str();
   command
@@ -50,8 +50,7 @@ runtime::GenerationLimits GenerationOptions::limits(const runtime::LoadedModel& 
 
 int64_t GenerationOptions::context(const runtime::LoadedModel& loaded) const {
   if (ctx_size < 1) fail(ErrorKind::kInput, "--ctx-size must be at least 1, got {}", ctx_size);
-  const int64_t declared = loaded.model->config().context_length;
-  return declared > 0 ? std::min(ctx_size, declared) : ctx_size;
+  return within_trained_context(ctx_size, loaded.model->config(), "--ctx-size");
 }
 
 }  // namespace tern::app

@@ -25,9 +25,10 @@ TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
   }
 }
 
-TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeAndANegativeGrace) {
+TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeANegativeGraceAndAnEmptyBodyLimit) {
   const std::string err = temp_file("serve_range_err.txt");
-  for (const std::string& option : {std::string("--port 70000"), std::string("--grace -1")}) {
+  for (const std::string& option :
+       {std::string("--port 70000"), std::string("--grace -1"), std::string("--max-body 0")}) {
     // Under a timeout: an option taken by mistake would leave the server listening, not failing.
     const std::string command = "timeout 30 " + std::string(TERN_BINARY) + " serve " + tiny_model_path() +
                                 " " + option + " > /dev/null 2> " + err;
@@ -36,6 +37,20 @@ TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeAndANegativeGrace) {
     EXPECT_NE(WEXITSTATUS(status), 0) << option;
     EXPECT_NE(file_text(err).find("not in range"), std::string::npos) << option << ": " << file_text(err);
   }
+}
+
+// A context past the model's trained one is capped to it, and the command says so: before, `tern run -c
+// 99999999999` was capped without a word.
+TEST(OptionRangesCli, RunCapsTheContextAtTheTrainedOneAndSaysSo) {
+  const std::string err = temp_file("trained_ctx_err.txt");
+  const std::string command = std::string(TERN_BINARY) + " run -m " + tiny_model_path() +
+                              " -c 99999999999 -p hi -n 2 --temp 0 > /dev/null 2> " + err;
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << file_text(err);
+  EXPECT_NE(file_text(err).find("--ctx-size 99999999999 is past the model's trained context of "),
+            std::string::npos)
+      << file_text(err);
 }
 
 }  // namespace
