@@ -80,7 +80,10 @@ std::vector<NamedKernel> runnable_kernels() {
   std::vector<NamedKernel> out{{"scalar", pq2_rows_scalar}};
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
-  if (cpu.has_avx2_fma()) out.emplace_back("avx2", pq2_rows_avx2);
+  if (cpu.has_avx2_fma()) {
+    out.emplace_back("avx2", pq2_rows_avx2);
+    out.emplace_back("avx2 words", pq2_rows_avx2_words);
+  }
   if (cpu.has_avx_vnni()) {
     out.emplace_back("avxvnni", pq2_rows_avxvnni);
     out.emplace_back("avxvnni panels", pq2_rows_avxvnni_panels);

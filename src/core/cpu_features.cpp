@@ -48,7 +48,14 @@ CpuFeatures detect() {
   if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return f;
   // "GenuineIntel" in EBX, EDX, ECX.
   f.intel = ebx == 0x756e6547u && edx == 0x49656e69u && ecx == 0x6c65746eu;
+  // "AuthenticAMD" and "HygonGenuine".
+  const bool amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u;
+  const bool hygon = ebx == 0x6f677948u && edx == 0x6e65476eu && ecx == 0x656e6975u;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+  const unsigned base_family = (eax >> 8) & 0xfu;
+  const unsigned family = base_family == 0xfu ? base_family + ((eax >> 20) & 0xffu) : base_family;
+  const unsigned model = ((eax >> 4) & 0xfu) | (base_family == 0xfu ? ((eax >> 16) & 0xfu) << 4 : 0u);
+  f.split_256 = (amd && family == 0x17u && model < 0x30u) || (hygon && family == 0x18u);
   const bool osxsave = (ecx >> 27) & 1u;
   const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
   const bool ymm_enabled = (xcr0 & 0x6u) == 0x6u;
@@ -128,6 +135,7 @@ std::string CpuFeatures::describe() const {
   add(amx_int8, "amx-int8");
   add(neon, "neon");
   add(dotprod, "dotprod");
+  add(split_256, "split-256");
   return out.empty() ? "scalar" : out;
 }
 

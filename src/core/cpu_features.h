@@ -23,6 +23,10 @@ struct CpuFeatures {
   // The vendor, where kernels that give the same bits differ only in which execution ports they load
   // (pq2_panel_form.cpp, trit_panels.cpp). Not an ISA: TERN_ISA leaves it as detected, except scalar.
   bool intel = false;
+  // AMD Zen and Zen+ (family 17h below model 30h) and Hygon Dhyana (family 18h): each 256-bit instruction
+  // runs as two 128-bit halves, and one 128-bit pipe multiplies, so a kernel's multiplies bound it
+  // (pq2_rows_avx2_words). Not an ISA either: TERN_ISA leaves it as detected, except scalar.
+  bool split_256 = false;
 
   bool has_avx2_fma() const { return avx2 && fma && f16c; }
   bool has_avx512_vnni() const { return avx512f && avx512bw && avx512vl && avx512vnni; }

@@ -101,7 +101,10 @@ std::vector<NamedKernel> lane_order_kernels() {
   std::vector<NamedKernel> out{{"scalar", pq2_rows_scalar}};
   const CpuFeatures& cpu = cpu_features();
 #if defined(__x86_64__)
-  if (cpu.has_avx2_fma()) out.push_back({"avx2", pq2_rows_avx2});
+  if (cpu.has_avx2_fma()) {
+    out.push_back({"avx2", pq2_rows_avx2});
+    out.push_back({"avx2 words", pq2_rows_avx2_words});
+  }
   if (cpu.has_avx_vnni()) out.push_back({"avxvnni", pq2_rows_avxvnni});
 #elif defined(__aarch64__)
   if (cpu.neon) out.push_back({"neon", pq2_rows_neon});
@@ -407,7 +410,7 @@ TEST(CpuPq2Matmul, DecodeAndPromptKernelsFollowTheIsa) {
   } else if (cpu.has_avx_vnni()) {
     decode = pq2_rows_avxvnni;
   } else if (cpu.has_avx2_fma()) {
-    decode = pq2_rows_avx2;
+    decode = cpu.split_256 ? pq2_rows_avx2_words : pq2_rows_avx2;
   }
   if (cpu.has_amx_int8()) {
     EXPECT_EQ(pq2_prompt_kernel(1), pq2_rows_amx_few);
@@ -471,6 +474,40 @@ TEST(CpuPq2Matmul, LaneOrderKernelsEqualScalarBitForBit) {
     }
   }
 }
+
+#if defined(__x86_64__)
+// The words kernel lays out each chunk of tokens on its own: three chunks here, the last one short. Every
+// code 3 (+2·d) against activations all at their largest digits (|256·hi + lo| = 32512) puts its int32
+// sums at their largest (8 · 768 · 32512 for the odd words of a lane).
+TEST(CpuPq2Matmul, Avx2WordsKernelGivesAvx2BitsOverChunksAndAtTheLargestSums) {
+  if (!cpu_features().has_avx2_fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  constexpr int64_t kCols = 5120, kRows = 6;
+  const int64_t tokens = 2 * prompt_chunk_tokens(kCols / 128 * kActBlockBytes, 4) + 3;
+  Weights all_three = random_weights(kRows, kCols, 41);
+  uint8_t threes[128];
+  std::fill(std::begin(threes), std::end(threes), uint8_t{3});
+  for (size_t at = 0; at < all_three.bytes.size(); at += quant::kPq2Bytes)
+    quant::pq2_pack(threes, fp32_to_fp16(0.03f), all_three.bytes.data() + at);
+  std::vector<float> largest(static_cast<size_t>(tokens * kCols), 1.0f);
+  for (size_t i = static_cast<size_t>(kCols); i < largest.size(); i += 2) largest[i] = -1.0f;
+  Weights random = random_weights(kRows, kCols, 42);
+  std::vector<float> x = random_acts(tokens * kCols, 43);
+  for (const Weights* w : {&random, &all_three}) {
+    for (const std::vector<float>* acts_in : {&x, &largest}) {
+      ActBuffer buffer;
+      const QuantizedActs acts = buffer.quantize(acts_in->data(), kCols, tokens);
+      for (int64_t n : {int64_t{1}, tokens}) {
+        std::vector<float> want(static_cast<size_t>(kRows * n), -7.0f), got(want.size(), -5.0f);
+        pq2_rows_avx2(want.data(), kRows, w->view, acts.slice(0, n), 0, kRows);
+        pq2_rows_avx2_words(got.data(), kRows, w->view, acts.slice(0, n), 0, kRows);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)))
+            << "tokens " << n << (w == &all_three ? ", every code 3" : "")
+            << (acts_in == &largest ? ", largest activations" : "");
+      }
+    }
+  }
+}
+#endif
 
 TEST(CpuPq2Matmul, ThreadedEqualsSingleThreadBitForBit) {
   // Large enough (126 row groups × 8 blocks) that the pool really splits the rows: guided parts for

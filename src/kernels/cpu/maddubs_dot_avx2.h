@@ -14,6 +14,8 @@ namespace tern::kernels::cpu {
 // Prompt tiles do not: their tokens' activations are reused by two rows, and reloading them was slower.
 template <bool kReloadActivations>
 struct MaddubsDot {
+  // Each byte's field alone: u8 codes for `vpmaddubsw`.
+  static __m256i field_mask() { return _mm256_set1_epi8(3); }
   // Σ code · digit over the four vectors of one digit plane, as int16 pair sums.
   static __m256i plane(const __m256i (&codes)[4], const __m256i* x) {
     const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(codes[0], _mm256_load_si256(x)),

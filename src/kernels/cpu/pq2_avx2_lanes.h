@@ -19,7 +19,7 @@ namespace tern::kernels::cpu {
 template <class Dot>
 struct Avx2Lanes {
   struct Codes {
-    __m256i c[4];  // (qs >> 2s) & 3
+    __m256i c[4];  // (qs >> 2s) & Dot::field_mask()
     __m256 d_w;
   };
   using Acc = __m256;
@@ -27,7 +27,7 @@ struct Avx2Lanes {
   static Acc zero() { return _mm256_setzero_ps(); }
 
   static Codes unpack(const uint8_t* block) {
-    const __m256i low2 = _mm256_set1_epi8(3);
+    const __m256i low2 = Dot::field_mask();
     const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
     uint16_t bits;
     std::memcpy(&bits, block, sizeof bits);

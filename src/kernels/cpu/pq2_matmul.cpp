@@ -113,7 +113,7 @@ Pq2RowsKernel pq2_decode_kernel() {
   if (cpu.has_avx512_vbmi()) return pq2_rows_avx512_groups;
   if (cpu.has_avx512_vnni()) return pq2_rows_avx512_lanes;
   if (cpu.has_avx_vnni()) return pq2_rows_avxvnni;
-  if (cpu.has_avx2_fma()) return pq2_rows_avx2;
+  if (cpu.has_avx2_fma()) return cpu.split_256 ? pq2_rows_avx2_words : pq2_rows_avx2;
 #elif defined(__aarch64__)
   if (cpu.dotprod) return pq2_rows_dotprod;
   if (cpu.neon) return pq2_rows_neon;

@@ -80,6 +80,10 @@ void pq2_rows_dotprod(float* y, int64_t y_stride, const TernaryMatrix& w, const 
 // Needs AVX2 + FMA + F16C (cpu_features().has_avx2_fma()).
 void pq2_rows_avx2(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                    int64_t row_begin, int64_t row_end);
+// The same bits with each code times its whole int16 activation (one `vpmaddwd` per 16 weights): the
+// kernel of CPUs with split 256-bit units (cpu_features().split_256). Needs what pq2_rows_avx2 needs.
+void pq2_rows_avx2_words(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
+                         int64_t row_begin, int64_t row_end);
 // Needs AVX2 + FMA + F16C + AVX-VNNI (cpu_features().has_avx_vnni()); bit-identical to pq2_rows_avx2.
 void pq2_rows_avxvnni(float* y, int64_t y_stride, const TernaryMatrix& w, const QuantizedActs& a,
                       int64_t row_begin, int64_t row_end);

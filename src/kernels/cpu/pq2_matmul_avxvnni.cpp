@@ -10,6 +10,7 @@ namespace tern::kernels::cpu {
 namespace {
 
 struct VnniDot {
+  static __m256i field_mask() { return _mm256_set1_epi8(3); }
   // Four chains of two (hi and lo digit, fields 0–1 and 2–3), so a block's products do not wait on one
   // accumulator (about five cycles each); the lo chain of fields 0–1 starts from the negated lane sums.
   static __m256i lanes(const __m256i (&codes)[4], const __m256i* x, __m256i neg_sums) {
