@@ -45,7 +45,11 @@ void run_serve(ServeArgs args) {
 
   args.scheduler.kv = runtime::parse_kv_precision(args.kv_type);
   const auto model = model::Model::open(args.model_path, args.compute.load_options());
-  args.scheduler.context = within_trained_context(args.scheduler.context, model->config(), "--ctx-size");
+  if (past_trained_context(args.scheduler.context, model->config()))
+    spdlog::warn(
+        "--ctx-size {} is past the model's trained context of {} tokens: replies that reach past it "
+        "run positions the model never learned",
+        args.scheduler.context, model->config().context_length);
   const text::Tokenizer tokenizer(text::load_vocab(model->file()));
   const text::ChatTemplate chat_template = text::load_chat_template(model->file());
   if (args.server.model_name.empty())
@@ -95,8 +99,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--api-key", args->server.api_key, "require 'Authorization: Bearer KEY' on API routes");
   cmd->add_option("--model-name", args->server.model_name, "the model id clients name (default: file stem)");
-  cmd->add_option("--ctx-size", args->scheduler.context,
-                  "tokens each sequence holds (KV allocated at start; capped by the trained context)")
+  cmd->add_option("--ctx-size", args->scheduler.context, "tokens each sequence holds (KV allocated at start)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 22));
   cmd->add_option("--kv-type", args->kv_type,

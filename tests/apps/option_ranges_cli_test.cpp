@@ -1,6 +1,7 @@
 // Options outside what they can mean are refused at the command line, in one line, before the model
 // loads. Before: `tern run -t 100000` started threads until the system refused one and ended in
-// std::terminate; `tern serve --port 70000` listened on another port (70000 mod 65536).
+// std::terminate; `tern serve --port 70000` listened on another port (70000 mod 65536). A context past
+// the model's trained one is capped or warned about once the model has loaded.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -51,6 +52,21 @@ TEST(OptionRangesCli, RunCapsTheContextAtTheTrainedOneAndSaysSo) {
   EXPECT_NE(file_text(err).find("--ctx-size 99999999999 is past the model's trained context of "),
             std::string::npos)
       << file_text(err);
+}
+
+// The server keeps the context its operator sized past the trained one (a sequence's history may need
+// it) and says so in its log. An address it cannot listen on then ends it, after the sizing is logged.
+TEST(OptionRangesCli, ServeKeepsAContextPastTheTrainedOneAndWarns) {
+  const std::string err = temp_file("serve_ctx_err.txt");
+  const std::string command = std::string(TERN_BINARY) + " serve " + tiny_model_path() +
+                              " --host 256.256.256.256 --parallel 1 --ctx-size 8192 > /dev/null 2> " + err;
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0) << file_text(err);
+  EXPECT_NE(file_text(err).find("--ctx-size 8192 is past the model's trained context of "), std::string::npos)
+      << file_text(err);
+  EXPECT_NE(file_text(err).find("sequences: 1 × 8192 tokens"), std::string::npos) << file_text(err);
+  EXPECT_NE(file_text(err).find("cannot listen on 256.256.256.256"), std::string::npos) << file_text(err);
 }
 
 }  // namespace
