@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
+#include "core/available_memory.h"
 #include "core/error.h"
 #include "core/half.h"
 
@@ -35,44 +37,89 @@ size_t kv_head_bytes(KvPrecision precision, int64_t head_dim) {
          sizeof(float) * static_cast<size_t>(scales);
 }
 
+namespace {
+
+// The element counts of one sequence's arrays.
+struct StateSizes {
+  size_t kv_elements = 0;  // each of K and V: [attention layers][block positions · KV heads][head_dim]
+  size_t kv_scales = 0;    // each of K and V, kQ8 only: [attention layers][rows as kv_elements][groups]
+  size_t conv = 0;         // [GDN layers][conv state]
+  size_t recurrent = 0;    // [GDN layers][recurrent state]
+
+  uint64_t bytes(KvPrecision kv) const {
+    const uint64_t element_bytes = static_cast<uint64_t>(kernels::ref::kv_element_bytes(kv));
+    return 2 * (kv_elements * element_bytes + kv_scales * sizeof(float)) + (conv + recurrent) * sizeof(float);
+  }
+};
+
+StateSizes state_sizes(const model::Config& config, int64_t capacity, KvPrecision kv) {
+  if (capacity < 1) fail(ErrorKind::kInput, "sequence capacity must be at least 1 token, got {}", capacity);
+  const int64_t slot_positions = kernels::ref::kv_block_positions(capacity);
+  const int64_t kv_row = config.n_head_kv * config.head_dim;
+  const int64_t kv_layers = config.n_attention_layers();
+  const int64_t element_bytes = kv == KvPrecision::kF32 ? 4 : 2;  // q8: 1 + 4/32 ≤ 2
+  if (kv_layers > 0 &&
+      slot_positions > std::numeric_limits<int64_t>::max() / 4 / element_bytes / kv_row / kv_layers) {
+    fail(ErrorKind::kCapacity, "KV cache for {} tokens overflows the address space", capacity);
+  }
+  const int64_t gdn_layers = config.n_layer - kv_layers;
+  StateSizes sizes;
+  sizes.kv_elements = static_cast<size_t>(kv_layers * slot_positions * kv_row);
+  if (kv == KvPrecision::kQ8) {
+    sizes.kv_scales = static_cast<size_t>(kv_layers * slot_positions * config.n_head_kv *
+                                          kernels::ref::q8_groups(config.head_dim));
+  }
+  sizes.conv = static_cast<size_t>(gdn_layers * (config.conv_kernel - 1) * config.gdn_conv_channels());
+  sizes.recurrent =
+      static_cast<size_t>(gdn_layers * config.gdn_n_v * config.gdn_k_head_dim * config.gdn_v_head_dim);
+  return sizes;
+}
+
+}  // namespace
+
+uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvPrecision kv) {
+  return state_sizes(config, capacity, kv).bytes(kv);
+}
+
+void check_state_memory(uint64_t bytes, std::string_view what) {
+  const std::optional<uint64_t> available = available_memory_bytes();
+  if (!available || bytes <= *available) return;
+  constexpr double kGiB = 1 << 30;
+  fail(ErrorKind::kCapacity,
+       "{}: {:.1f} GiB of KV cache and recurrent state needed, {:.1f} GiB of memory available", what,
+       static_cast<double>(bytes) / kGiB, static_cast<double>(*available) / kGiB);
+}
+
 SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPrecision kv)
     : capacity_(capacity), kv_(kv) {
-  if (capacity < 1) fail(ErrorKind::kInput, "sequence capacity must be at least 1 token, got {}", capacity);
+  const StateSizes sizes = state_sizes(config, capacity, kv);
+  check_state_memory(sizes.bytes(kv),
+                     fmt::format("a sequence of {} tokens ({} KV)", capacity, kv_precision_name(kv)));
   kv_heads_ = config.n_head_kv;
   head_dim_ = config.head_dim;
   kv_row_ = kv_heads_ * head_dim_;
   slot_positions_ = kernels::ref::kv_block_positions(capacity);
   kv_layers_ = config.n_attention_layers();
-  const int64_t gdn_layers = config.n_layer - kv_layers_;
   conv_size_ = (config.conv_kernel - 1) * config.gdn_conv_channels();
   recurrent_size_ = config.gdn_n_v * config.gdn_k_head_dim * config.gdn_v_head_dim;
-  const int64_t element_bytes = kv == KvPrecision::kF32 ? 4 : 2;  // q8: 1 + 4/32 ≤ 2
-  if (kv_layers_ > 0 &&
-      slot_positions_ > std::numeric_limits<int64_t>::max() / 4 / element_bytes / kv_row_ / kv_layers_) {
-    fail(ErrorKind::kCapacity, "KV cache for {} tokens overflows the address space", capacity);
-  }
-  const size_t kv_elems = static_cast<size_t>(kv_layers_ * slot_positions_ * kv_row_);
   switch (kv) {
     case KvPrecision::kF16:
-      k16_.assign(kv_elems, 0);
-      v16_.assign(kv_elems, 0);
+      k16_.assign(sizes.kv_elements, 0);
+      v16_.assign(sizes.kv_elements, 0);
       break;
     case KvPrecision::kF32:
-      k32_.assign(kv_elems, 0.0f);
-      v32_.assign(kv_elems, 0.0f);
+      k32_.assign(sizes.kv_elements, 0.0f);
+      v32_.assign(sizes.kv_elements, 0.0f);
       break;
-    case KvPrecision::kQ8: {
-      k8_.assign(kv_elems, 0);
-      v8_.assign(kv_elems, 0);
-      const auto scales =
-          static_cast<size_t>(kv_layers_ * slot_positions_ * kv_heads_ * kernels::ref::q8_groups(head_dim_));
-      k_scales_.assign(scales, 0.0f);
-      v_scales_.assign(scales, 0.0f);
+    case KvPrecision::kQ8:
+      k8_.assign(sizes.kv_elements, 0);
+      v8_.assign(sizes.kv_elements, 0);
+      k_scales_.assign(sizes.kv_scales, 0.0f);
+      v_scales_.assign(sizes.kv_scales, 0.0f);
       break;
-    }
   }
-  conv_.assign(static_cast<size_t>(gdn_layers * conv_size_), 0.0f);
-  recurrent_.assign(static_cast<size_t>(gdn_layers * recurrent_size_), 0.0f);
+  conv_.assign(sizes.conv, 0.0f);
+  recurrent_.assign(sizes.recurrent, 0.0f);
 }
 
 size_t SequenceState::bytes() const {

@@ -24,9 +24,25 @@ const char* kv_precision_name(KvPrecision precision);
 // Bytes one head of head_dim keys (or values) takes at one position, scales included.
 size_t kv_head_bytes(KvPrecision precision, int64_t head_dim);
 
+// Bytes SequenceState(config, capacity, kv).bytes() will be; throws as that constructor does for a
+// capacity < 1 or a cache that overflows.
+uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvPrecision kv);
+
+// Throws Error(kCapacity) when `bytes` of sequence state would not fit in the memory available now
+// (core/available_memory.h): the states are zero-filled when made, so past that the OOM killer would end
+// the process. `what` names the states: "2 sequences of 4096 tokens (f16 KV)".
+void check_state_memory(uint64_t bytes, std::string_view what);
+
+// bytes · count, or UINT64_MAX where that overflows (count ≥ 0).
+inline uint64_t saturating_product(uint64_t bytes, int64_t count) {
+  const auto n = static_cast<uint64_t>(count);
+  return n != 0 && bytes > UINT64_MAX / n ? UINT64_MAX : bytes * n;
+}
+
 class SequenceState {
  public:
-  // Throws Error(kInput) for capacity < 1 and Error(kCapacity) if the cache size overflows.
+  // Throws Error(kInput) for capacity < 1, Error(kCapacity) if the cache size overflows or would not fit
+  // in the memory available (check_state_memory).
   SequenceState(const model::Config& config, int64_t capacity, KvPrecision kv = KvPrecision::kF16);
 
   int64_t position() const { return position_; }  // tokens consumed so far

@@ -88,12 +88,16 @@ void fill_random_context(runtime::SequenceState& seq, const model::Config& c, in
   seq.advance(depth);
 }
 
+// Tokens each sequence of `test` holds.
+int64_t test_capacity(const BenchTest& test) {
+  return std::max<int64_t>(1, test.depth + test.prompt_tokens + test.gen_tokens);
+}
+
 // A sequence for one repetition of `test`, its depth filled (untimed).
 runtime::SequenceState new_test_sequence(runtime::Engine& engine, const BenchTest& test,
                                          const BenchOptions& options, std::mt19937& rng) {
   const model::Model& model = engine.model();
-  runtime::SequenceState seq = engine.new_sequence(
-      std::max<int64_t>(1, test.depth + test.prompt_tokens + test.gen_tokens), options.kv);
+  runtime::SequenceState seq = engine.new_sequence(test_capacity(test), options.kv);
   if (test.depth > 0 && options.synthetic_depth) fill_random_context(seq, model.config(), test.depth, rng);
   if (test.depth > 0 && !options.synthetic_depth) feed(engine, seq, synthetic_tokens(model, test.depth, rng));
   return seq;
@@ -202,11 +206,12 @@ void validate(const BenchOptions& options) {
   if (options.threads < 0 || options.threads > ThreadPool::kMaxThreads)
     fail(ErrorKind::kInput, "threads must be 0 to {}, got {}", ThreadPool::kMaxThreads, options.threads);
   check_bandwidth_bytes(options.bandwidth_bytes);
-  const auto negative = [](const std::vector<int64_t>& v) {
-    return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0; });
+  const auto out_of_range = [](const std::vector<int64_t>& v) {
+    return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0 || x > kMaxTestTokens; });
   };
-  if (negative(options.prompt_tokens) || negative(options.gen_tokens) || negative(options.depths)) {
-    fail(ErrorKind::kInput, "prompt, generation and depth counts must be >= 0");
+  if (out_of_range(options.prompt_tokens) || out_of_range(options.gen_tokens) ||
+      out_of_range(options.depths)) {
+    fail(ErrorKind::kInput, "prompt, generation and depth counts must be 0 to {}", kMaxTestTokens);
   }
   const auto any_positive = [](const std::vector<int64_t>& v) {
     return std::any_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
@@ -243,6 +248,23 @@ std::vector<BenchTest> plan_tests(const BenchOptions& options) {
     }
   }
   return tests;
+}
+
+// Each test's sequences, and the interleaved tests' all at once, fit in the memory available: checked
+// before the probe and the warm-up, so a depth too deep is a one-line error, not the OOM killer midway.
+void check_state_memory(const model::Config& config, const std::vector<BenchTest>& tests,
+                        const BenchOptions& options) {
+  const char* kv = runtime::kv_precision_name(options.kv);
+  uint64_t interleaved = 0;
+  for (const BenchTest& test : tests) {
+    const uint64_t bytes = runtime::saturating_product(
+        runtime::sequence_state_bytes(config, test_capacity(test), options.kv), test.parallel);
+    runtime::check_state_memory(bytes, fmt::format("{}: {} sequence(s) of {} tokens ({} KV)", test.name,
+                                                   test.parallel, test_capacity(test), kv));
+    if (options.interleave_decode && test.gen_tokens > 0)
+      interleaved = bytes > UINT64_MAX - interleaved ? UINT64_MAX : interleaved + bytes;
+  }
+  runtime::check_state_memory(interleaved, fmt::format("the interleaved tests' sequences ({} KV)", kv));
 }
 
 void summarise(BenchTest& test) {
@@ -369,6 +391,7 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
+  check_state_memory(model->config(), plan_tests(options), options);
   const kernels::cpu::ReadBandwidth bandwidth_before =
       measure_bandwidth(report.threads, options.bandwidth_bytes);
   report.bandwidth_bytes = bandwidth_before.bytes;

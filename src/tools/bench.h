@@ -23,6 +23,9 @@ namespace tern::tools {
 
 inline constexpr size_t kMinBandwidthBytes = size_t{64} << 20;  // the least buffer the probe streams
 inline constexpr int64_t kMaxParallel = 256;  // sequences a tg test decodes at once, at most
+// The most tokens a -p, -n or -d entry may ask for: their sums then stay far inside int64 (memory, not
+// this bound, limits a real test; run_bench checks it before the first token).
+inline constexpr int64_t kMaxTestTokens = int64_t{1} << 40;
 
 // The buffer the bandwidth probe streams unless told otherwise: 1 GiB, or 16 times the last-level cache
 // where that is larger, and at most a quarter of the machine's memory (never under kMinBandwidthBytes).

@@ -35,6 +35,33 @@ TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeANegativeGraceAndAnEmptyBodyL
   }
 }
 
+// A test, or a server's slots, whose state cannot fit in memory is refused in one line before the first
+// token: before, `tern bench -d 99999999` ended in "std::bad_alloc" and `tern serve --parallel 64
+// --ctx-size 4000000` was killed by the OOM killer while it zero-filled its KV.
+TEST(OptionRangesCli, BenchAndServeRefuseStatePastTheMemoryAvailable) {
+  const std::string memory = "GiB of KV cache and recurrent state needed, ";
+  const TernExit bench = run_tern(
+      "bench " + tiny_model_path() + " -p 8 -n 2 -d 1000000000000 --synthetic-depth -r 1", "deep_err.txt");
+  EXPECT_GT(bench.code, 0) << bench.err;
+  EXPECT_TRUE(says(bench, "pp8 @ d1000000000000: 1 sequence(s) of 1000000000008 tokens (f16 KV): "))
+      << bench.err;
+  EXPECT_TRUE(says(bench, memory)) << bench.err;
+  EXPECT_FALSE(says(bench, "streaming read bandwidth")) << "probed before the check: " << bench.err;
+
+  const TernExit range =
+      run_tern("bench " + tiny_model_path() + " -p 8 -n 2 -d 2199023255552", "deep_err.txt");
+  EXPECT_GT(range.code, 0) << range.err;
+  EXPECT_TRUE(says(range, "depth counts must be 0 to 1099511627776")) << range.err;
+
+  const TernExit serve =
+      run_tern("serve " + tiny_model_path() + " --host 256.256.256.256 --parallel 256 --ctx-size 4194304",
+               "serve_memory_err.txt", 60);
+  EXPECT_GT(serve.code, 0) << serve.err;
+  EXPECT_NE(serve.code, 124) << "still running after 60 s";
+  EXPECT_TRUE(says(serve, "256 sequences of 4194304 tokens (f16 KV): ")) << serve.err;
+  EXPECT_TRUE(says(serve, memory)) << serve.err;
+}
+
 // A context past the model's trained one is capped to it, and the command says so: before, `tern run -c
 // 99999999999` was capped without a word.
 TEST(OptionRangesCli, RunCapsTheContextAtTheTrainedOneAndSaysSo) {

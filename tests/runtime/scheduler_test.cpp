@@ -140,6 +140,24 @@ TEST_F(SchedulerTest, CheckpointRestoreGivesBitIdenticalLogits) {
   }
 }
 
+// The slots together are checked against the memory available before the first is allocated: 256 of
+// 2^32 tokens of the tiny model's KV are far past any machine's memory.
+TEST_F(SchedulerTest, RefusesSlotsPastTheMemoryAvailable) {
+  Engine engine(*model_, EngineOptions{.max_logit_rows = 256 + 64});
+  SchedulerOptions options;
+  options.parallel = 256;
+  options.context = int64_t{1} << 32;
+  options.max_batch_tokens = 512;
+  try {
+    Scheduler scheduler(engine, *tokenizer_, options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
+    EXPECT_NE(std::string(e.what()).find("256 sequences of 4294967296 tokens (f16 KV): "), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(SchedulerTest, RestoreRefusesACheckpointLongerThanTheSequence) {
   Engine engine(*model_);
   SequenceState big = engine.new_sequence(64);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -173,6 +174,40 @@ TEST(SequenceState, RefusesNonPositiveCapacity) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInput);
   }
+}
+
+TEST(SequenceState, StateBytesAreWhatTheStateHolds) {
+  const model::Config c = small_config();
+  for (const KvPrecision kv : {KvPrecision::kF16, KvPrecision::kF32, KvPrecision::kQ8}) {
+    for (const int64_t capacity : {1, 10, 16, 17, 100}) {
+      EXPECT_EQ(sequence_state_bytes(c, capacity, kv), SequenceState(c, capacity, kv).bytes())
+          << kv_precision_name(kv) << " " << capacity;
+    }
+  }
+}
+
+// 2^40 positions of small_config's KV are 64 TiB in f16: past any machine's memory, the constructor
+// says so before it allocates, instead of the OOM killer ending the process while it zero-fills.
+TEST(SequenceState, RefusesAStatePastTheMemoryAvailable) {
+  try {
+    SequenceState s(small_config(), int64_t{1} << 40);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
+    EXPECT_NE(std::string(e.what()).find("a sequence of 1099511627776 tokens (f16 KV): 65536.0 GiB of KV "
+                                         "cache and recurrent state needed, "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(" GiB of memory available"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(check_state_memory(1 << 20, "a MiB"));
+}
+
+TEST(SequenceState, SaturatingProductStopsAtTheLargestValue) {
+  EXPECT_EQ(saturating_product(3, 4), 12u);
+  EXPECT_EQ(saturating_product(UINT64_MAX / 2, 2), UINT64_MAX - 1);
+  EXPECT_EQ(saturating_product(UINT64_MAX / 2 + 1, 2), UINT64_MAX);
+  EXPECT_EQ(saturating_product(UINT64_MAX, 0), 0u);
 }
 
 }  // namespace
