@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace tern {
@@ -9,44 +10,56 @@ namespace tern {
 namespace {
 
 // The first number in a file ("max" and unreadable files give nullopt).
-std::optional<uint64_t> read_number(const char* path) {
+std::optional<uint64_t> read_number(const std::filesystem::path& path) {
   std::ifstream in(path);
   uint64_t value = 0;
   if (in >> value) return value;
   return std::nullopt;
 }
 
-std::optional<uint64_t> meminfo_available() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib << 10;
+// The value of `key` in a file of "key value [unit]" lines (/proc/meminfo, memory.stat).
+std::optional<uint64_t> read_key(const std::filesystem::path& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) != 0 || line.size() == key.size() || line[key.size()] != ' ')
+      continue;
+    std::istringstream fields(line.substr(key.size()));
+    uint64_t value = 0;
+    if (fields >> value) return value;
+    return std::nullopt;
   }
   return std::nullopt;
 }
 
-// What is left under a cgroup's limit: limit − usage, nullopt when there is no limit.
-std::optional<uint64_t> left_under(const char* limit_path, const char* usage_path) {
-  const std::optional<uint64_t> limit = read_number(limit_path);
-  const std::optional<uint64_t> usage = read_number(usage_path);
+// What is left under a cgroup's limit (nullopt when it sets none): limit − (usage − page cache).
+std::optional<uint64_t> left_under(const std::filesystem::path& dir, const char* limit_file,
+                                   const char* usage_file, const char* cache_key) {
+  const std::optional<uint64_t> limit = read_number(dir / limit_file);
+  const std::optional<uint64_t> usage = read_number(dir / usage_file);
   if (!limit || !usage) return std::nullopt;
-  return *limit > *usage ? *limit - *usage : 0;
+  const uint64_t cache = read_key(dir / "memory.stat", cache_key).value_or(0);
+  const uint64_t used = *usage - std::min(*usage, cache);
+  return *limit > used ? *limit - used : 0;
 }
 
 }  // namespace
 
-std::optional<uint64_t> available_memory_bytes() {
-  std::optional<uint64_t> available = meminfo_available();
-  if (!available) return std::nullopt;
+std::optional<uint64_t> available_memory_bytes(const std::filesystem::path& root) {
+  const std::optional<uint64_t> kib = read_key(root / "proc/meminfo", "MemAvailable:");
+  if (!kib) return std::nullopt;
+  uint64_t available = *kib << 10;
+  const std::filesystem::path cgroup = root / "sys/fs/cgroup";
   for (const std::optional<uint64_t> left :
-       {left_under("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-        left_under("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                   "/sys/fs/cgroup/memory/memory.usage_in_bytes")}) {
-    if (left) available = std::min(*available, *left);
+       {left_under(cgroup, "memory.max", "memory.current", "file"),
+        left_under(cgroup / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_cache")}) {
+    if (left) available = std::min(available, *left);
   }
   return available;
+}
+
+std::optional<uint64_t> available_memory_bytes() {
+  return available_memory_bytes("/");
 }
 
 }  // namespace tern

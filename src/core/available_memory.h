@@ -2,12 +2,18 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 
 namespace tern {
 
-// MemAvailable from /proc/meminfo, lowered to what is left under this process's cgroup limit (v2
-// memory.max, v1 memory.limit_in_bytes) where one is set; nullopt where /proc/meminfo cannot be read.
+// MemAvailable from /proc/meminfo, lowered to what is left under this process's cgroup limit where one is
+// set (v2 memory.max, v1 memory.limit_in_bytes): the limit less the usage, whose page cache (memory.stat's
+// file, v1 total_cache) counts as free, since the kernel reclaims it before it kills. nullopt where
+// /proc/meminfo cannot be read.
 std::optional<uint64_t> available_memory_bytes();
+
+// The same over files under `root` (root/proc/meminfo, root/sys/fs/cgroup/...), for tests.
+std::optional<uint64_t> available_memory_bytes(const std::filesystem::path& root);
 
 }  // namespace tern
