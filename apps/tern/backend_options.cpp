@@ -1,5 +1,9 @@
 #include "apps/tern/backend_options.h"
 
+#include <fmt/format.h>
+
+#include <cstdio>
+
 #include "core/thread_pool.h"
 
 namespace tern::app {
@@ -52,6 +56,20 @@ model::LoadOptions BackendOptions::load_options() const {
       .ptq1_form = model::parse_ptq1_form(ptq1_form),
       .pq2_form = model::parse_pq2_form(pq2_form),
       .threads = threads};
+}
+
+std::optional<std::string> states_evict_weights(const model::Model& model, int64_t sequences,
+                                                int64_t capacity, runtime::KvPrecision kv) {
+  const uint64_t bytes =
+      runtime::saturating_product(runtime::sequence_state_bytes(model.config(), capacity, kv), sequences);
+  return runtime::mapped_weights_warning(bytes, model.mapped_matrix_bytes(),
+                                         fmt::format("{} sequence(s) of {} tokens ({} KV)", sequences,
+                                                     capacity, runtime::kv_precision_name(kv)));
+}
+
+void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, runtime::KvPrecision kv) {
+  if (const auto warning = states_evict_weights(model, 1, capacity, kv))
+    fmt::print(stderr, "tern: warning: {}\n", *warning);
 }
 
 }  // namespace tern::app

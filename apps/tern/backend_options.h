@@ -3,10 +3,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "model/model.h"
 #include "runtime/engine.h"
+#include "runtime/sequence_state.h"
 
 namespace tern::app {
 
@@ -27,5 +30,12 @@ struct BackendOptions {
   static void add_ptq1_form(CLI::App& command, std::string& form);
   static void add_pq2_form(CLI::App& command, std::string& form);
 };
+
+// runtime::mapped_weights_warning for `sequences` states of `capacity` tokens made for `model`, to be
+// asked before they are made (made, they are no longer available memory).
+std::optional<std::string> states_evict_weights(const model::Model& model, int64_t sequences,
+                                                int64_t capacity, runtime::KvPrecision kv);
+// The same for the one sequence of a command, printed as "tern: warning: ..." on stderr.
+void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, runtime::KvPrecision kv);
 
 }  // namespace tern::app

@@ -63,6 +63,9 @@ void run_serve(ServeArgs args) {
   // grows to them only when a step asks (model::Scratch).
   engine_options.max_logit_rows = args.scheduler.parallel + args.scheduler.align;
   runtime::Engine engine(*model, engine_options);
+  if (const auto warning =
+          states_evict_weights(*model, args.scheduler.parallel, args.scheduler.context, args.scheduler.kv))
+    spdlog::warn("{}", *warning);
   runtime::Scheduler scheduler(engine, tokenizer, args.scheduler);
   const size_t kv_bytes = scheduler.memory_bytes();
   spdlog::info("model {}: {} layers, vocab {}, file {:.1f} MiB", args.server.model_name,

@@ -5,6 +5,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -192,9 +193,12 @@ void Model::place_matrices(const LoadOptions& options) {
 
   std::map<const uint8_t*, kernels::MatrixView> done;  // a tied head shares its embedding's copy
   size_t total = 0;
+  std::set<const uint8_t*> mapped;
   for_each_matrix(weights_, [&](kernels::MatrixView& m) {
-    if (moves(m) && done.emplace(m.data, m).second) {
-      total += aligned(placed_bytes(m));
+    if (moves(m)) {
+      if (done.emplace(m.data, m).second) total += aligned(placed_bytes(m));
+    } else if (m.data != nullptr && &m != &weights_.token_embd && mapped.insert(m.data).second) {
+      mapped_matrix_bytes_ += m.row_bytes * static_cast<uint64_t>(m.rows);
     }
   });
   placed_ = HugePageBuffer::allocate(total, file_.name().c_str());

@@ -109,6 +109,11 @@ class Model {
     return type == quant::TensorType::kPQ2_0 ? pq2_placed_ : type;
   }
 
+  // Bytes of matrices a decode token reads from the file mapping (WeightPlacement::kMapped; the token
+  // embedding, of which a token reads one row, left out unless the head is tied to it). They are page
+  // cache, which the kernel may evict for other memory; 0 when every matrix was copied out.
+  uint64_t mapped_matrix_bytes() const { return mapped_matrix_bytes_; }
+
   // True when `id` may be fed to the model: 0 ≤ id < vocab and not typed UNUSED (padding rows,
   // tokenizer.ggml.token_type 5; model-spec §5.1).
   bool accepts_token(int64_t id) const;
@@ -127,6 +132,7 @@ class Model {
   HugePageBuffer placed_;           // the matrices place_matrices moved out of the file
   quant::TensorType ptq1_placed_ = quant::TensorType::kPQ2_0;
   quant::TensorType pq2_placed_ = quant::TensorType::kPQ2_0;
+  uint64_t mapped_matrix_bytes_ = 0;
 };
 
 }  // namespace tern::model

@@ -90,6 +90,19 @@ void check_state_memory(uint64_t bytes, std::string_view what) {
        static_cast<double>(bytes) / kGiB, static_cast<double>(*available) / kGiB);
 }
 
+std::optional<std::string> mapped_weights_warning(uint64_t state_bytes, uint64_t mapped_bytes,
+                                                  std::string_view what) {
+  const std::optional<uint64_t> available = available_memory_bytes();
+  const uint64_t needed = mapped_bytes > UINT64_MAX - state_bytes ? UINT64_MAX : state_bytes + mapped_bytes;
+  if (!available || needed <= *available || state_bytes > *available) return std::nullopt;
+  constexpr double kGiB = 1 << 30;
+  return fmt::format(
+      "{}: {:.1f} GiB of KV cache and recurrent state and {:.1f} GiB of mapped weights (--mmap) exceed the "
+      "{:.1f} GiB of memory available; tokens will read evicted weights from the file again",
+      what, static_cast<double>(state_bytes) / kGiB, static_cast<double>(mapped_bytes) / kGiB,
+      static_cast<double>(*available) / kGiB);
+}
+
 SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPrecision kv)
     : capacity_(capacity), kv_(kv) {
   const StateSizes sizes = state_sizes(config, capacity, kv);

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +34,15 @@ uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvP
 // (core/available_memory.h): the states are zero-filled when made, so past that the OOM killer would end
 // the process. `what` names the states: "2 sequences of 4096 tokens (f16 KV)".
 void check_state_memory(uint64_t bytes, std::string_view what);
+
+// Where a model's matrices are read from its file mapping (model::Model::mapped_matrix_bytes), their pages
+// are page cache, which the memory available counts as free: states that fit only by evicting those pages
+// make every token read them from the file again. Returns a one-line warning naming what is needed and
+// what is available, or nothing where the states and the mapped matrices fit together, where the states
+// alone do not (check_state_memory refuses them) or where the memory available is unknown. `what` names
+// the states, as for check_state_memory.
+std::optional<std::string> mapped_weights_warning(uint64_t state_bytes, uint64_t mapped_bytes,
+                                                  std::string_view what);
 
 // bytes · count, or UINT64_MAX where that overflows (count ≥ 0).
 inline uint64_t saturating_product(uint64_t bytes, int64_t count) {

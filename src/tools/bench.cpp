@@ -252,19 +252,35 @@ std::vector<BenchTest> plan_tests(const BenchOptions& options) {
 
 // Each test's sequences, and the interleaved tests' all at once, fit in the memory available: checked
 // before the probe and the warm-up, so a depth too deep is a one-line error, not the OOM killer midway.
-void check_state_memory(const model::Config& config, const std::vector<BenchTest>& tests,
-                        const BenchOptions& options) {
+// Where they fit only by evicting mapped weights (--mmap), the largest is named in a warning.
+void check_tests_fit_memory(const model::Model& model, const std::vector<BenchTest>& tests,
+                            const BenchOptions& options) {
   const char* kv = runtime::kv_precision_name(options.kv);
   uint64_t interleaved = 0;
+  uint64_t largest = 0;
+  std::string largest_name;
   for (const BenchTest& test : tests) {
     const uint64_t bytes = runtime::saturating_product(
-        runtime::sequence_state_bytes(config, test_capacity(test), options.kv), test.parallel);
-    runtime::check_state_memory(bytes, fmt::format("{}: {} sequence(s) of {} tokens ({} KV)", test.name,
-                                                   test.parallel, test_capacity(test), kv));
+        runtime::sequence_state_bytes(model.config(), test_capacity(test), options.kv), test.parallel);
+    const std::string what = fmt::format("{}: {} sequence(s) of {} tokens ({} KV)", test.name, test.parallel,
+                                         test_capacity(test), kv);
+    runtime::check_state_memory(bytes, what);
+    if (bytes > largest) {
+      largest = bytes;
+      largest_name = what;
+    }
     if (options.interleave_decode && test.gen_tokens > 0)
       interleaved = bytes > UINT64_MAX - interleaved ? UINT64_MAX : interleaved + bytes;
   }
-  runtime::check_state_memory(interleaved, fmt::format("the interleaved tests' sequences ({} KV)", kv));
+  const std::string interleaved_name = fmt::format("the interleaved tests' sequences ({} KV)", kv);
+  runtime::check_state_memory(interleaved, interleaved_name);
+  if (interleaved > largest) {
+    largest = interleaved;
+    largest_name = interleaved_name;
+  }
+  if (const auto warning =
+          runtime::mapped_weights_warning(largest, model.mapped_matrix_bytes(), largest_name))
+    fmt::print(stderr, "tern: warning: {}\n", *warning);
 }
 
 void summarise(BenchTest& test) {
@@ -391,7 +407,7 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
-  check_state_memory(model->config(), plan_tests(options), options);
+  check_tests_fit_memory(*model, plan_tests(options), options);
   const kernels::cpu::ReadBandwidth bandwidth_before =
       measure_bandwidth(report.threads, options.bandwidth_bytes);
   report.bandwidth_bytes = bandwidth_before.bytes;

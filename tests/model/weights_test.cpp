@@ -130,6 +130,20 @@ TEST_F(WeightBinding, MappedPlacementViewsTheFile) {
   EXPECT_EQ(mapped->weights().token_embd.data, mapped->file().tensor("token_embd.weight").data.data());
 }
 
+// What a token reads from the mapping: every matrix (the PQ2_0 and bf16 tensors; f32 ones are norms and
+// conv taps) but the embedding, as this model's head is its own; none once copied out.
+TEST_F(WeightBinding, MappedMatrixBytesAreTheMatricesLeftInTheFile) {
+  const auto mapped = Model::open(testing_support::tiny_pq2_model(), {.placement = WeightPlacement::kMapped});
+  ASSERT_NE(mapped->file().find_tensor("output.weight"), nullptr);
+  uint64_t matrices = 0;
+  for (const gguf::TensorInfo& tensor : mapped->file().tensors()) {
+    if (tensor.type != quant::TensorType::kF32 && tensor.name != "token_embd.weight")
+      matrices += tensor.nbytes;
+  }
+  EXPECT_EQ(mapped->mapped_matrix_bytes(), matrices);
+  EXPECT_EQ(model->mapped_matrix_bytes(), 0u);
+}
+
 // The PTQ1_0 re-pack at load is split over threads by rows (trit panels: by panels); the placed bytes
 // must not depend on how.
 TEST(WeightBindingPtq1, RePackGivesTheSameBytesOnAnyThreadCount) {

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "core/available_memory.h"
 #include "core/error.h"
 #include "core/half.h"
 
@@ -201,6 +203,22 @@ TEST(SequenceState, RefusesAStatePastTheMemoryAvailable) {
     EXPECT_NE(std::string(e.what()).find(" GiB of memory available"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(check_state_memory(1 << 20, "a MiB"));
+}
+
+// Mapped weights are page cache, counted as available: states that fit only by evicting them are named in
+// a warning; states that fit beside them are not, nor states check_state_memory refuses.
+TEST(SequenceState, WarnsOfStatesThatEvictMappedWeights) {
+  const std::optional<uint64_t> available = available_memory_bytes();
+  ASSERT_TRUE(available.has_value());
+  EXPECT_FALSE(mapped_weights_warning(1 << 20, 1 << 20, "a MiB").has_value());
+  EXPECT_FALSE(mapped_weights_warning(1 << 20, 0, "a MiB").has_value());
+  const std::optional<std::string> warning = mapped_weights_warning(1 << 30, *available, "2 sequences");
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->find("2 sequences: 1.0 GiB of KV cache and recurrent state and "), std::string::npos)
+      << *warning;
+  EXPECT_NE(warning->find(" GiB of mapped weights (--mmap) exceed the "), std::string::npos) << *warning;
+  EXPECT_TRUE(mapped_weights_warning(1 << 30, UINT64_MAX, "all").has_value());   // no wrap-around
+  EXPECT_FALSE(mapped_weights_warning(UINT64_MAX, 1 << 30, "all").has_value());  // refused, not warned of
 }
 
 TEST(SequenceState, SaturatingProductStopsAtTheLargestValue) {
