@@ -63,8 +63,7 @@ std::optional<std::string> states_evict_weights(const model::Model& model, int64
   const uint64_t bytes =
       runtime::saturating_product(runtime::sequence_state_bytes(model.config(), capacity, kv), sequences);
   return runtime::mapped_weights_warning(bytes, model.mapped_matrix_bytes(),
-                                         fmt::format("{} sequence(s) of {} tokens ({} KV)", sequences,
-                                                     capacity, runtime::kv_precision_name(kv)));
+                                         runtime::describe_states(sequences, capacity, kv));
 }
 
 void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, runtime::KvPrecision kv) {

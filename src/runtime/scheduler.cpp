@@ -89,8 +89,7 @@ Scheduler::Scheduler(Engine& engine, const text::Tokenizer& tokenizer, Scheduler
   }
   const uint64_t slot_bytes = sequence_state_bytes(engine_.model().config(), options_.context, options_.kv);
   check_state_memory(saturating_product(slot_bytes, options_.parallel),
-                     fmt::format("{} sequences of {} tokens ({} KV)", options_.parallel, options_.context,
-                                 kv_precision_name(options_.kv)));
+                     describe_states(options_.parallel, options_.context, options_.kv));
   slots_.reserve(static_cast<size_t>(options_.parallel));
   for (int64_t i = 0; i < options_.parallel; ++i) {
     slots_.push_back(engine_.new_sequence(options_.context, options_.kv));

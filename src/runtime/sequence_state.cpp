@@ -81,6 +81,11 @@ uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvP
   return state_sizes(config, capacity, kv).bytes(kv);
 }
 
+std::string describe_states(int64_t sequences, int64_t capacity, KvPrecision kv) {
+  return fmt::format("{} sequence{} of {} tokens ({} KV)", sequences, sequences == 1 ? "" : "s", capacity,
+                     kv_precision_name(kv));
+}
+
 void check_state_memory(uint64_t bytes, std::string_view what) {
   const std::optional<uint64_t> available = available_memory_bytes();
   if (!available || bytes <= *available) return;
@@ -106,8 +111,7 @@ std::optional<std::string> mapped_weights_warning(uint64_t state_bytes, uint64_t
 SequenceState::SequenceState(const model::Config& config, int64_t capacity, KvPrecision kv)
     : capacity_(capacity), kv_(kv) {
   const StateSizes sizes = state_sizes(config, capacity, kv);
-  check_state_memory(sizes.bytes(kv),
-                     fmt::format("a sequence of {} tokens ({} KV)", capacity, kv_precision_name(kv)));
+  check_state_memory(sizes.bytes(kv), describe_states(1, capacity, kv));
   kv_heads_ = config.n_head_kv;
   head_dim_ = config.head_dim;
   kv_row_ = kv_heads_ * head_dim_;

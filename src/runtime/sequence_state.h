@@ -30,9 +30,12 @@ size_t kv_head_bytes(KvPrecision precision, int64_t head_dim);
 // capacity < 1 or a cache that overflows.
 uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvPrecision kv);
 
+// "1 sequence of 4096 tokens (f16 KV)", "2 sequences of ...": how memory errors and warnings name states.
+std::string describe_states(int64_t sequences, int64_t capacity, KvPrecision kv);
+
 // Throws Error(kCapacity) when `bytes` of sequence state would not fit in the memory available now
 // (core/available_memory.h): the states are zero-filled when made, so past that the OOM killer would end
-// the process. `what` names the states: "2 sequences of 4096 tokens (f16 KV)".
+// the process. `what` names the states (describe_states).
 void check_state_memory(uint64_t bytes, std::string_view what);
 
 // Where a model's matrices are read from its file mapping (model::Model::mapped_matrix_bytes), their pages

@@ -262,8 +262,8 @@ void check_tests_fit_memory(const model::Model& model, const std::vector<BenchTe
   for (const BenchTest& test : tests) {
     const uint64_t bytes = runtime::saturating_product(
         runtime::sequence_state_bytes(model.config(), test_capacity(test), options.kv), test.parallel);
-    const std::string what = fmt::format("{}: {} sequence(s) of {} tokens ({} KV)", test.name, test.parallel,
-                                         test_capacity(test), kv);
+    const std::string what = fmt::format(
+        "{}: {}", test.name, runtime::describe_states(test.parallel, test_capacity(test), options.kv));
     runtime::check_state_memory(bytes, what);
     if (bytes > largest) {
       largest = bytes;

@@ -43,7 +43,7 @@ TEST(OptionRangesCli, BenchAndServeRefuseStatePastTheMemoryAvailable) {
   const TernExit bench = run_tern(
       "bench " + tiny_model_path() + " -p 8 -n 2 -d 1000000000000 --synthetic-depth -r 1", "deep_err.txt");
   EXPECT_GT(bench.code, 0) << bench.err;
-  EXPECT_TRUE(says(bench, "pp8 @ d1000000000000: 1 sequence(s) of 1000000000008 tokens (f16 KV): "))
+  EXPECT_TRUE(says(bench, "pp8 @ d1000000000000: 1 sequence of 1000000000008 tokens (f16 KV): "))
       << bench.err;
   EXPECT_TRUE(says(bench, memory)) << bench.err;
   EXPECT_FALSE(says(bench, "streaming read bandwidth")) << "probed before the check: " << bench.err;

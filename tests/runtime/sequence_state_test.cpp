@@ -196,13 +196,18 @@ TEST(SequenceState, RefusesAStatePastTheMemoryAvailable) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
-    EXPECT_NE(std::string(e.what()).find("a sequence of 1099511627776 tokens (f16 KV): 65536.0 GiB of KV "
+    EXPECT_NE(std::string(e.what()).find("1 sequence of 1099511627776 tokens (f16 KV): 65536.0 GiB of KV "
                                          "cache and recurrent state needed, "),
               std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find(" GiB of memory available"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(check_state_memory(1 << 20, "a MiB"));
+}
+
+TEST(SequenceState, DescribesStatesInTheSingularAndThePlural) {
+  EXPECT_EQ(describe_states(1, 4096, KvPrecision::kF16), "1 sequence of 4096 tokens (f16 KV)");
+  EXPECT_EQ(describe_states(2, 8, KvPrecision::kQ8), "2 sequences of 8 tokens (q8 KV)");
 }
 
 // Mapped weights are page cache, counted as available: states that fit only by evicting them are named in
