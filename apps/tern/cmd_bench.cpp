@@ -2,7 +2,14 @@
 // stdout), with the measured streaming-read bandwidth; --memory-bandwidth alone measures only that.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
@@ -15,6 +22,8 @@ namespace {
 
 struct BenchArgs {
   tools::BenchOptions options;
+  // The comma lists as given (parse_counts): -p, -n, -d and --parallel.
+  std::vector<std::string> prompt_tokens{"512"}, gen_tokens{"128"}, depths{"0"}, parallel{"1"};
   std::string backend = "cpu";
   std::string kv_type = "f16";
   bool json = false;
@@ -23,6 +32,30 @@ struct BenchArgs {
   std::string ptq1_form = "auto";
   std::string pq2_form = "auto";
 };
+
+// The lists are split here, not by CLI11's delimiter, which drops an empty element: "-d ,16" would have
+// run depth 16 alone. A count past int64 becomes INT64_MAX, for tools::run_bench's range check to name.
+std::vector<int64_t> parse_counts(const std::vector<std::string>& lists, std::string_view option) {
+  std::vector<int64_t> counts;
+  for (const std::string& list : lists) {
+    for (size_t begin = 0;;) {
+      const size_t end = std::min(list.find(',', begin), list.size());
+      const std::string_view item = std::string_view(list).substr(begin, end - begin);
+      int64_t count = 0;
+      const auto [last, error] = std::from_chars(item.data(), item.data() + item.size(), count);
+      if (error == std::errc::result_out_of_range) count = item.front() == '-' ? INT64_MIN : INT64_MAX;
+      if (item.empty() || (error != std::errc() && error != std::errc::result_out_of_range) ||
+          last != item.data() + item.size()) {
+        const std::string where = item == list ? "" : fmt::format(" in '{}'", list);
+        fail(ErrorKind::kInput, "{}: '{}'{} is not a whole number", option, item, where);
+      }
+      counts.push_back(count);
+      if (end == list.size()) break;
+      begin = end + 1;
+    }
+  }
+  return counts;
+}
 
 void bench(BenchArgs& args) {
   if (args.memory_bandwidth) {
@@ -43,6 +76,10 @@ void bench(BenchArgs& args) {
   }
   if (args.options.model_path.empty())
     fail(ErrorKind::kInput, "tern bench needs a MODEL (or --memory-bandwidth)");
+  args.options.prompt_tokens = parse_counts(args.prompt_tokens, "-p");
+  args.options.gen_tokens = parse_counts(args.gen_tokens, "-n");
+  args.options.depths = parse_counts(args.depths, "-d");
+  args.options.parallel = parse_counts(args.parallel, "--parallel");
   args.options.backend = runtime::parse_backend(args.backend);
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
   if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
@@ -64,22 +101,21 @@ void add_bench_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("bench", "measure prompt and generation speed against memory bandwidth");
   command->add_option("model", args->options.model_path, "GGUF model");
-  command
-      ->add_option("-p,--n-prompt", args->options.prompt_tokens, "prompt-processing test sizes (comma list)")
-      ->delimiter(',')
+  command->add_option("-p,--n-prompt", args->prompt_tokens, "prompt-processing test sizes (comma list)")
+      ->type_name("INT")
       ->capture_default_str();
-  command->add_option("-n,--n-gen", args->options.gen_tokens, "token-generation test sizes (comma list)")
-      ->delimiter(',')
+  command->add_option("-n,--n-gen", args->gen_tokens, "token-generation test sizes (comma list)")
+      ->type_name("INT")
       ->capture_default_str();
-  command->add_option("-d,--depth", args->options.depths, "tokens already in the context (comma list)")
-      ->delimiter(',')
+  command->add_option("-d,--depth", args->depths, "tokens already in the context (comma list)")
+      ->type_name("INT")
       ->capture_default_str();
   command
       ->add_option(
-          "--parallel", args->options.parallel,
+          "--parallel", args->parallel,
           "sequences each tg test decodes in lockstep, one token of each a step, as a server batches "
           "its decodes (comma list; t/s counts every sequence's tokens)")
-      ->delimiter(',')
+      ->type_name("INT")
       ->capture_default_str();
   command->add_flag("--synthetic-depth", args->options.synthetic_depth,
                     "fill the depth with random KV and recurrent state instead of prefilling it");

@@ -35,6 +35,21 @@ TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeANegativeGraceAndAnEmptyBodyL
   }
 }
 
+// A stray comma or a word in a count list is named: before, CLI11's delimiter dropped an empty element, so
+// `-d ,16` ran depth 16 alone.
+TEST(OptionRangesCli, BenchRefusesAMalformedCountList) {
+  for (const auto& [option, message] :
+       {std::pair<std::string, std::string>{"-d ,16", "-d: '' in ',16' is not"},
+        {"-p 8,abc", "-p: 'abc' in '8,abc' is not a whole number"},
+        {"-n 16,", "-n: '' in '16,' is not"},
+        {"--parallel 1.5", "--parallel: '1.5' is not a whole number"}}) {
+    const TernExit run = run_tern("bench " + tiny_model_path() + " -r 1 " + option, "count_list_err.txt");
+    EXPECT_GT(run.code, 0) << option << ": " << run.err;
+    EXPECT_TRUE(says(run, message)) << option << ": " << run.err;
+    EXPECT_FALSE(says(run, "streaming read bandwidth")) << option << ": " << run.err;
+  }
+}
+
 // A test, or a server's slots, whose state cannot fit in memory is refused in one line before the first
 // token: before, `tern bench -d 99999999` ended in "std::bad_alloc" and `tern serve --parallel 64
 // --ctx-size 4000000` was killed by the OOM killer while it zero-filled its KV.
