@@ -58,17 +58,11 @@ model::LoadOptions BackendOptions::load_options() const {
       .threads = threads};
 }
 
-std::optional<std::string> states_evict_weights(const model::Model& model, int64_t sequences,
-                                                int64_t capacity, runtime::KvPrecision kv) {
-  const uint64_t bytes =
-      runtime::saturating_product(runtime::sequence_state_bytes(model.config(), capacity, kv), sequences);
-  return runtime::mapped_weights_warning(bytes, model.mapped_matrix_bytes(),
-                                         runtime::describe_states(sequences, capacity, kv));
-}
-
 void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, runtime::KvPrecision kv) {
-  if (const auto warning = states_evict_weights(model, 1, capacity, kv))
-    fmt::print(stderr, "tern: warning: {}\n", *warning);
+  const std::optional<std::string> warning =
+      runtime::mapped_weights_warning(runtime::sequence_state_bytes(model.config(), capacity, kv),
+                                      model.mapped_matrix_bytes(), runtime::describe_states(1, capacity, kv));
+  if (warning) fmt::print(stderr, "tern: warning: {}\n", *warning);
 }
 
 }  // namespace tern::app

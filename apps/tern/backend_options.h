@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "model/model.h"
@@ -31,11 +30,8 @@ struct BackendOptions {
   static void add_pq2_form(CLI::App& command, std::string& form);
 };
 
-// runtime::mapped_weights_warning for `sequences` states of `capacity` tokens made for `model`, to be
-// asked before they are made (made, they are no longer available memory).
-std::optional<std::string> states_evict_weights(const model::Model& model, int64_t sequences,
-                                                int64_t capacity, runtime::KvPrecision kv);
-// The same for the one sequence of a command, printed as "tern: warning: ..." on stderr.
+// Prints runtime::mapped_weights_warning for a command's one sequence of `capacity` tokens as "tern:
+// warning: ..." on stderr. Called before the sequence is made: made, it is no longer available memory.
 void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, runtime::KvPrecision kv);
 
 }  // namespace tern::app

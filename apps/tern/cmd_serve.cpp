@@ -63,8 +63,9 @@ void run_serve(ServeArgs args) {
   // grows to them only when a step asks (model::Scratch).
   engine_options.max_logit_rows = args.scheduler.parallel + args.scheduler.align;
   runtime::Engine engine(*model, engine_options);
+  const runtime::SchedulerMemory memory = runtime::scheduler_memory(model->config(), args.scheduler);
   if (const auto warning =
-          states_evict_weights(*model, args.scheduler.parallel, args.scheduler.context, args.scheduler.kv))
+          runtime::mapped_weights_warning(memory.bytes, model->mapped_matrix_bytes(), memory.what))
     spdlog::warn("{}", *warning);
   runtime::Scheduler scheduler(engine, tokenizer, args.scheduler);
   const size_t kv_bytes = scheduler.memory_bytes();

@@ -60,6 +60,18 @@ struct Scheduler::Sequence {
   Clock::time_point submitted, admitted, first_token, last_token;
 };
 
+SchedulerMemory scheduler_memory(const model::Config& config, const SchedulerOptions& options) {
+  SchedulerMemory memory{.bytes = saturating_product(
+                             sequence_state_bytes(config, options.context, options.kv), options.parallel),
+                         .what = describe_states(options.parallel, options.context, options.kv)};
+  if (options.cache_bytes > 0) {
+    memory.bytes =
+        options.cache_bytes > UINT64_MAX - memory.bytes ? UINT64_MAX : memory.bytes + options.cache_bytes;
+    memory.what += fmt::format(" and a {} MiB prefix cache", options.cache_bytes >> 20);
+  }
+  return memory;
+}
+
 Scheduler::Scheduler(Engine& engine, const text::Tokenizer& tokenizer, SchedulerOptions options)
     : engine_(engine), tokenizer_(tokenizer), options_(options), cache_(options.cache_bytes) {
   if (options_.parallel < 1 || options_.context < 1 || options_.max_waiting < 0 || options_.align < 1 ||
@@ -87,9 +99,8 @@ Scheduler::Scheduler(Engine& engine, const text::Tokenizer& tokenizer, Scheduler
     fail(ErrorKind::kInput, "scheduler: the tokenizer has {} tokens but the model {} logits",
          tokenizer_.size(), engine_.model().config().vocab_size);
   }
-  const uint64_t slot_bytes = sequence_state_bytes(engine_.model().config(), options_.context, options_.kv);
-  check_state_memory(saturating_product(slot_bytes, options_.parallel),
-                     describe_states(options_.parallel, options_.context, options_.kv));
+  const SchedulerMemory memory = scheduler_memory(engine_.model().config(), options_);
+  check_state_memory(memory.bytes, memory.what);
   slots_.reserve(static_cast<size_t>(options_.parallel));
   for (int64_t i = 0; i < options_.parallel; ++i) {
     slots_.push_back(engine_.new_sequence(options_.context, options_.kv));

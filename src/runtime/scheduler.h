@@ -95,6 +95,14 @@ struct SchedulerOptions {
   size_t cache_bytes = 0;             // prefix cache budget; 0: off
 };
 
+// What a scheduler's states may take: every slot, and the prefix cache once it fills its budget. `what`
+// names them for check_state_memory and mapped_weights_warning.
+struct SchedulerMemory {
+  uint64_t bytes = 0;
+  std::string what;
+};
+SchedulerMemory scheduler_memory(const model::Config& config, const SchedulerOptions& options);
+
 struct SchedulerStats {
   int64_t running = 0;
   int64_t waiting = 0;
@@ -111,7 +119,9 @@ struct SchedulerStats {
 class Scheduler {
  public:
   // Allocates `parallel` sequences of `context` tokens (memory_bytes() says how much) and starts the
-  // engine thread. Engine and tokenizer must outlive it. Throws Error(kInput) for inconsistent options.
+  // engine thread. Engine and tokenizer must outlive it. Throws Error(kInput) for inconsistent options,
+  // Error(kCapacity) where the slots and the prefix cache's budget (scheduler_memory) would not fit in
+  // the memory available.
   Scheduler(Engine& engine, const text::Tokenizer& tokenizer, SchedulerOptions options);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;

@@ -73,7 +73,8 @@ TEST(OptionRangesCli, BenchAndServeRefuseStatePastTheMemoryAvailable) {
                "serve_memory_err.txt", 60);
   EXPECT_GT(serve.code, 0) << serve.err;
   EXPECT_NE(serve.code, 124) << "still running after 60 s";
-  EXPECT_TRUE(says(serve, "256 sequences of 4194304 tokens (f16 KV): ")) << serve.err;
+  EXPECT_TRUE(says(serve, "256 sequences of 4194304 tokens (f16 KV) and a 1024 MiB prefix cache: "))
+      << serve.err;
   EXPECT_TRUE(says(serve, memory)) << serve.err;
 }
 

@@ -158,6 +158,30 @@ TEST_F(SchedulerTest, RefusesSlotsPastTheMemoryAvailable) {
   }
 }
 
+// The prefix cache fills its budget as requests finish, so the budget is checked with the slots at start:
+// one small slot beside a 1 PiB cache is refused, and the message names the cache.
+TEST_F(SchedulerTest, RefusesAPrefixCacheBudgetPastTheMemoryAvailable) {
+  Engine engine(*model_);
+  SchedulerOptions options;
+  options.parallel = 1;
+  options.context = 256;
+  options.cache_bytes = size_t{1} << 50;
+  try {
+    Scheduler scheduler(engine, *tokenizer_, options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
+    EXPECT_NE(
+        std::string(e.what()).find("1 sequence of 256 tokens (f16 KV) and a 1073741824 MiB prefix cache: "),
+        std::string::npos)
+        << e.what();
+  }
+  options.cache_bytes = size_t{1} << 20;
+  EXPECT_NO_THROW(Scheduler(engine, *tokenizer_, options));
+  const SchedulerMemory memory = scheduler_memory(model_->config(), options);
+  EXPECT_EQ(memory.bytes, sequence_state_bytes(model_->config(), 256, KvPrecision::kF16) + (size_t{1} << 20));
+}
+
 TEST_F(SchedulerTest, RestoreRefusesACheckpointLongerThanTheSequence) {
   Engine engine(*model_);
   SequenceState big = engine.new_sequence(64);
