@@ -41,8 +41,9 @@ void run(const PerplexityArgs& args) {
   fmt::print(stderr, "{} tokens, windows of {} every {}, scoring window offsets {}..{}\n", tokens.size(), ctx,
              stride, runtime::first_scored_offset(ctx, stride), ctx - 1);
   runtime::Engine engine(*loaded.model, args.compute.engine_options());
-  warn_if_state_evicts_weights(*loaded.model, std::max<int64_t>(ctx, 1), runtime::KvPrecision::kF16);
-  runtime::EngineLogitsSource source(engine, std::max<int64_t>(ctx, 1));
+  const int64_t capacity = std::max<int64_t>(ctx, 1);
+  warn_if_state_evicts_weights(*loaded.model, capacity, runtime::KvPrecision::kF16);
+  runtime::EngineLogitsSource source(engine, capacity);
   const runtime::NllAccumulator result =
       runtime::perplexity(source, tokens, ctx, stride, [](const runtime::PerplexityProgress& p) {
         fmt::print(stderr, "[{}/{}] PPL = {:.4f}\n", p.window, p.windows, p.totals->perplexity());

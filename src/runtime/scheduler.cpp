@@ -65,8 +65,7 @@ SchedulerMemory scheduler_memory(const model::Config& config, const SchedulerOpt
                              sequence_state_bytes(config, options.context, options.kv), options.parallel),
                          .what = describe_states(options.parallel, options.context, options.kv)};
   if (options.cache_bytes > 0) {
-    memory.bytes =
-        options.cache_bytes > UINT64_MAX - memory.bytes ? UINT64_MAX : memory.bytes + options.cache_bytes;
+    memory.bytes = saturating_sum(memory.bytes, options.cache_bytes);
     memory.what += fmt::format(" and a {} MiB prefix cache", options.cache_bytes >> 20);
   }
   return memory;

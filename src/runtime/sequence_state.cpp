@@ -75,6 +75,8 @@ StateSizes state_sizes(const model::Config& config, int64_t capacity, KvPrecisio
   return sizes;
 }
 
+constexpr double kGiB = 1 << 30;
+
 }  // namespace
 
 uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvPrecision kv) {
@@ -89,7 +91,6 @@ std::string describe_states(int64_t sequences, int64_t capacity, KvPrecision kv)
 void check_state_memory(uint64_t bytes, std::string_view what) {
   const std::optional<uint64_t> available = available_memory_bytes();
   if (!available || bytes <= *available) return;
-  constexpr double kGiB = 1 << 30;
   fail(ErrorKind::kCapacity,
        "{}: {:.1f} GiB of KV cache and recurrent state needed, {:.1f} GiB of memory available", what,
        static_cast<double>(bytes) / kGiB, static_cast<double>(*available) / kGiB);
@@ -98,9 +99,8 @@ void check_state_memory(uint64_t bytes, std::string_view what) {
 std::optional<std::string> mapped_weights_warning(uint64_t state_bytes, uint64_t mapped_bytes,
                                                   std::string_view what) {
   const std::optional<uint64_t> available = available_memory_bytes();
-  const uint64_t needed = mapped_bytes > UINT64_MAX - state_bytes ? UINT64_MAX : state_bytes + mapped_bytes;
-  if (!available || needed <= *available || state_bytes > *available) return std::nullopt;
-  constexpr double kGiB = 1 << 30;
+  if (!available || saturating_sum(state_bytes, mapped_bytes) <= *available || state_bytes > *available)
+    return std::nullopt;
   return fmt::format(
       "{}: {:.1f} GiB of KV cache and recurrent state and {:.1f} GiB of mapped weights (--mmap) exceed the "
       "{:.1f} GiB of memory available; tokens will read evicted weights from the file again",

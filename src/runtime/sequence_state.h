@@ -47,6 +47,11 @@ void check_state_memory(uint64_t bytes, std::string_view what);
 std::optional<std::string> mapped_weights_warning(uint64_t state_bytes, uint64_t mapped_bytes,
                                                   std::string_view what);
 
+// a + b, or UINT64_MAX where that overflows.
+inline uint64_t saturating_sum(uint64_t a, uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 // bytes · count, or UINT64_MAX where that overflows (count ≥ 0).
 inline uint64_t saturating_product(uint64_t bytes, int64_t count) {
   const auto n = static_cast<uint64_t>(count);

@@ -270,7 +270,7 @@ void check_tests_fit_memory(const model::Model& model, const std::vector<BenchTe
       largest_name = what;
     }
     if (options.interleave_decode && test.gen_tokens > 0)
-      interleaved = bytes > UINT64_MAX - interleaved ? UINT64_MAX : interleaved + bytes;
+      interleaved = runtime::saturating_sum(interleaved, bytes);
   }
   const std::string interleaved_name = fmt::format("the interleaved tests' sequences ({} KV)", kv);
   runtime::check_state_memory(interleaved, interleaved_name);

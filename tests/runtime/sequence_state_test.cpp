@@ -226,7 +226,11 @@ TEST(SequenceState, WarnsOfStatesThatEvictMappedWeights) {
   EXPECT_FALSE(mapped_weights_warning(UINT64_MAX, 1 << 30, "all").has_value());  // refused, not warned of
 }
 
-TEST(SequenceState, SaturatingProductStopsAtTheLargestValue) {
+TEST(SequenceState, SaturatingArithmeticStopsAtTheLargestValue) {
+  EXPECT_EQ(saturating_sum(3, 4), 7u);
+  EXPECT_EQ(saturating_sum(UINT64_MAX - 4, 4), UINT64_MAX);
+  EXPECT_EQ(saturating_sum(UINT64_MAX - 4, 5), UINT64_MAX);
+  EXPECT_EQ(saturating_sum(5, UINT64_MAX - 4), UINT64_MAX);
   EXPECT_EQ(saturating_product(3, 4), 12u);
   EXPECT_EQ(saturating_product(UINT64_MAX / 2, 2), UINT64_MAX - 1);
   EXPECT_EQ(saturating_product(UINT64_MAX / 2 + 1, 2), UINT64_MAX);
