@@ -65,4 +65,10 @@ void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, r
   if (warning) fmt::print(stderr, "tern: warning: {}\n", *warning);
 }
 
+runtime::SequenceState make_sequence(const runtime::Engine& engine, int64_t capacity,
+                                     runtime::KvPrecision kv) {
+  warn_if_state_evicts_weights(engine.model(), capacity, kv);
+  return engine.new_sequence(capacity, kv);
+}
+
 }  // namespace tern::app

@@ -33,5 +33,8 @@ struct BackendOptions {
 // Prints runtime::mapped_weights_warning for a command's one sequence of `capacity` tokens as "tern:
 // warning: ..." on stderr. Called before the sequence is made: made, it is no longer available memory.
 void warn_if_state_evicts_weights(const model::Model& model, int64_t capacity, runtime::KvPrecision kv);
+// The command's one sequence, made after that warning.
+runtime::SequenceState make_sequence(const runtime::Engine& engine, int64_t capacity,
+                                     runtime::KvPrecision kv);
 
 }  // namespace tern::app

@@ -55,12 +55,6 @@ void print(std::string_view text) {
   std::fflush(stdout);
 }
 
-runtime::SequenceState new_sequence(const runtime::Engine& engine, const model::Model& model,
-                                    int64_t capacity, runtime::KvPrecision kv) {
-  warn_if_state_evicts_weights(model, capacity, kv);
-  return engine.new_sequence(capacity, kv);
-}
-
 class ChatSession {
  public:
   explicit ChatSession(const ChatArgs& args)
@@ -68,8 +62,7 @@ class ChatSession {
         loaded_(
             runtime::LoadedModel::load(args.options.resolve_model(), args.options.compute.load_options())),
         engine_(*loaded_.model),
-        state_(new_sequence(engine_, *loaded_.model, args.options.context(loaded_),
-                            args.options.kv_precision())),
+        state_(make_sequence(engine_, args.options.context(loaded_), args.options.kv_precision())),
         tty_(isatty(fileno(stdout)) != 0) {
     if (!loaded_.chat_template) fail(ErrorKind::kInput, "this model has no chat template; use tern run");
     reset();

@@ -72,9 +72,8 @@ void run(const LogitsArgs& args) {
   const auto model = model::Model::open(args.model_path, args.compute.load_options());
   const std::vector<int32_t> tokens = read_tokens(args.tokens_path);
   runtime::Engine engine(*model, args.compute.engine_options());
-  const auto capacity = static_cast<int64_t>(tokens.size());
-  warn_if_state_evicts_weights(*model, capacity, runtime::KvPrecision::kF16);
-  runtime::SequenceState state = engine.new_sequence(capacity, runtime::KvPrecision::kF16);
+  runtime::SequenceState state =
+      make_sequence(engine, static_cast<int64_t>(tokens.size()), runtime::KvPrecision::kF16);
   const int64_t vocab = model->config().vocab_size;
   NpyWriter writer(args.out_path, {static_cast<int64_t>(tokens.size()), vocab});
   // Every token wants its row, so a step takes as many tokens as the engine holds rows for.

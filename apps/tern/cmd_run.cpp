@@ -37,9 +37,8 @@ void run(const RunArgs& args) {
       runtime::LoadedModel::load(args.options.resolve_model(), args.options.compute.load_options());
   const std::vector<int32_t> prompt = loaded.encode_prompt(prompt_text(args, loaded));
   runtime::Engine engine(*loaded.model, args.options.engine_options());
-  const int64_t context = args.options.context(loaded);
-  warn_if_state_evicts_weights(*loaded.model, context, args.options.kv_precision());
-  runtime::SequenceState state = engine.new_sequence(context, args.options.kv_precision());
+  runtime::SequenceState state =
+      make_sequence(engine, args.options.context(loaded), args.options.kv_precision());
   runtime::Generation generation(*loaded.tokenizer, args.options.sampling, args.options.limits(loaded),
                                  prompt, loaded.banned_tokens);
   const runtime::GenerateStats stats =
