@@ -13,6 +13,7 @@
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
+#include "apps/tern/whole_numbers.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "tools/bench.h"
@@ -42,7 +43,7 @@ std::vector<int64_t> parse_counts(const std::vector<std::string>& lists, std::st
       const size_t end = std::min(list.find(',', begin), list.size());
       const std::string_view item = std::string_view(list).substr(begin, end - begin);
       int64_t count = 0;
-      const auto [last, error] = std::from_chars(item.data(), item.data() + item.size(), count);
+      const auto [last, error] = read_decimal(item, count);
       if (error == std::errc::result_out_of_range) count = item.front() == '-' ? INT64_MIN : INT64_MAX;
       if (item.empty() || (error != std::errc() && error != std::errc::result_out_of_range) ||
           last != item.data() + item.size()) {
@@ -102,20 +103,20 @@ void add_bench_command(CLI::App& app) {
       app.add_subcommand("bench", "measure prompt and generation speed against memory bandwidth");
   command->add_option("model", args->options.model_path, "GGUF model");
   command->add_option("-p,--n-prompt", args->prompt_tokens, "prompt-processing test sizes (comma list)")
-      ->type_name("INT")
+      ->type_name("INT[,INT...]")
       ->capture_default_str();
   command->add_option("-n,--n-gen", args->gen_tokens, "token-generation test sizes (comma list)")
-      ->type_name("INT")
+      ->type_name("INT[,INT...]")
       ->capture_default_str();
   command->add_option("-d,--depth", args->depths, "tokens already in the context (comma list)")
-      ->type_name("INT")
+      ->type_name("INT[,INT...]")
       ->capture_default_str();
   command
       ->add_option(
           "--parallel", args->parallel,
           "sequences each tg test decodes in lockstep, one token of each a step, as a server batches "
           "its decodes (comma list; t/s counts every sequence's tokens)")
-      ->type_name("INT")
+      ->type_name("INT[,INT...]")
       ->capture_default_str();
   command->add_flag("--synthetic-depth", args->options.synthetic_depth,
                     "fill the depth with random KV and recurrent state instead of prefilling it");

@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "apps/tern/commands.h"
+#include "apps/tern/whole_numbers.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   tern::app::add_logits_command(app);
   tern::app::add_bench_command(app);
   tern::app::add_serve_command(app);
+  tern::app::read_integers_in_decimal(app);
 
   try {
     app.parse(argc, argv);

@@ -4,7 +4,9 @@
 // the model's trained one is capped or warned about once the model has loaded.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
+#include <utility>
 
 #include "tests/apps/cli_test_model.h"
 
@@ -48,6 +50,10 @@ TEST(OptionRangesCli, BenchRefusesAMalformedCountList) {
     EXPECT_TRUE(says(run, message)) << option << ": " << run.err;
     EXPECT_FALSE(says(run, "streaming read bandwidth")) << option << ": " << run.err;
   }
+  // A leading '+', as strtoll and the other whole-number options take it.
+  const TernExit plus = run_tern("bench " + tiny_model_path() + " -r 1 -p +8 -n 0 --bandwidth-bytes 67108864",
+                                 "count_list_err.txt");
+  EXPECT_EQ(plus.code, 0) << plus.err;
 }
 
 // A test, or a server's slots, whose state cannot fit in memory is refused in one line before the first
@@ -76,6 +82,33 @@ TEST(OptionRangesCli, BenchAndServeRefuseStatePastTheMemoryAvailable) {
   EXPECT_TRUE(says(serve, "256 sequences of 4194304 tokens (f16 KV) and a 1024 MiB prefix cache: "))
       << serve.err;
   EXPECT_TRUE(says(serve, memory)) << serve.err;
+}
+
+// Whole numbers are decimal and within their type: CLI11 alone read "010" as 8 (octal), "0x50" as 80, a
+// seed of -1 as 2^64 − 1 and a number past 64 bits as the largest one, without a word.
+TEST(OptionRangesCli, WholeNumbersAreDecimalAndWithinTheirType) {
+  const std::string text = temp_file("decimal.txt");
+  std::ofstream(text) << "The quick brown fox jumps over the lazy dog, again and again and again.\n";
+  const TernExit leading_zero =
+      run_tern("perplexity -m " + tiny_model_path() + " -f " + text + " --ctx 010", "decimal_err.txt");
+  EXPECT_EQ(leading_zero.code, 0) << leading_zero.err;
+  EXPECT_TRUE(says(leading_zero, "windows of 10 every 10")) << leading_zero.err;
+
+  const std::string run = "run -m " + tiny_model_path() + " -p hi -n 2 ";
+  for (const auto& [args, message] :
+       {std::pair<std::string, std::string>{run + "--seed -1",
+                                            "--seed: '-1' is outside 0..18446744073709551615"},
+        {run + "-c 99999999999999999999",
+         "--ctx-size: '99999999999999999999' is outside -9223372036854775808..9223372036854775807"},
+        {run + "--top-k 0x10", "--top-k: '0x10' is not a decimal whole number"},
+        {"serve " + tiny_model_path() + " --port 0x50", "--port: '0x50' is not a decimal whole number"},
+        {"synth --preset tiny -o " + temp_file("never.gguf") + " --seed 18446744073709551616",
+         "--seed: '18446744073709551616' is outside 0..18446744073709551615"}}) {
+    const TernExit refused = run_tern(args, "decimal_err.txt", 30);
+    EXPECT_GT(refused.code, 0) << args << ": " << refused.err;
+    EXPECT_NE(refused.code, 124) << args << ": still running after 30 s";
+    EXPECT_TRUE(says(refused, message)) << args << ": " << refused.err;
+  }
 }
 
 // A context past the model's trained one is capped to it, and the command says so: before, `tern run -c

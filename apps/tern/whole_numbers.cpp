@@ -1,0 +1,53 @@
+#include "apps/tern/whole_numbers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <system_error>
+
+namespace tern::app {
+namespace {
+
+bool is_decimal_whole_number(std::string_view text) {
+  if (text.starts_with('+') || text.starts_with('-')) text.remove_prefix(1);
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+template <class Integer>
+CLI::Validator decimal_in_range() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        Integer value{};
+        const auto [last, error] = read_decimal(text, value);
+        if (!is_decimal_whole_number(text)) return fmt::format("'{}' is not a decimal whole number", text);
+        if (error != std::errc() || last != text.data() + text.size()) {  // past the type, or negative
+          return fmt::format("'{}' is outside {}..{}", text, std::numeric_limits<Integer>::min(),
+                             std::numeric_limits<Integer>::max());
+        }
+        text = std::to_string(value);
+        return {};
+      },
+      "");  // no description: the help keeps "INT" and its range
+}
+
+// CLI11's name for the option's type, its validators' descriptions after a ':': "INT", "INT:INT in [0 - 1024]".
+bool has_type(const CLI::Option& option, std::string_view type) {
+  const std::string name = option.get_type_name();
+  return name.starts_with(type) && (name.size() == type.size() || name[type.size()] == ':');
+}
+
+}  // namespace
+
+void read_integers_in_decimal(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (has_type(*option, "INT")) option->transform(decimal_in_range<int64_t>());
+    if (has_type(*option, "UINT")) option->transform(decimal_in_range<uint64_t>());
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    read_integers_in_decimal(*command);
+}
+
+}  // namespace tern::app
