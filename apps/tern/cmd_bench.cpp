@@ -13,7 +13,7 @@
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
-#include "apps/tern/whole_numbers.h"
+#include "apps/tern/numeric_options.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "tools/bench.h"

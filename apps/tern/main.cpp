@@ -8,7 +8,7 @@
 #include <exception>
 
 #include "apps/tern/commands.h"
-#include "apps/tern/whole_numbers.h"
+#include "apps/tern/numeric_options.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   tern::app::add_logits_command(app);
   tern::app::add_bench_command(app);
   tern::app::add_serve_command(app);
-  tern::app::read_integers_in_decimal(app);
+  tern::app::check_numeric_options(app);
 
   try {
     app.parse(argc, argv);

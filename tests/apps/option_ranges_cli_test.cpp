@@ -84,9 +84,10 @@ TEST(OptionRangesCli, BenchAndServeRefuseStatePastTheMemoryAvailable) {
   EXPECT_TRUE(says(serve, memory)) << serve.err;
 }
 
-// Whole numbers are decimal and within their type: CLI11 alone read "010" as 8 (octal), "0x50" as 80, a
-// seed of -1 as 2^64 − 1 and a number past 64 bits as the largest one, without a word.
-TEST(OptionRangesCli, WholeNumbersAreDecimalAndWithinTheirType) {
+// Whole numbers are decimal and within their type, and a real number is never NaN: CLI11 alone read "010"
+// as 8 (octal), "0x50" as 80, a seed of -1 as 2^64 − 1 and a number past 64 bits as the largest one, and
+// took a NaN timeout past its range check, all without a word.
+TEST(OptionRangesCli, NumbersAreDecimalWithinTheirTypeAndNeverNaN) {
   const std::string text = temp_file("decimal.txt");
   std::ofstream(text) << "The quick brown fox jumps over the lazy dog, again and again and again.\n";
   const TernExit leading_zero =
@@ -102,6 +103,7 @@ TEST(OptionRangesCli, WholeNumbersAreDecimalAndWithinTheirType) {
          "--ctx-size: '99999999999999999999' is outside -9223372036854775808..9223372036854775807"},
         {run + "--top-k 0x10", "--top-k: '0x10' is not a decimal whole number"},
         {"serve " + tiny_model_path() + " --port 0x50", "--port: '0x50' is not a decimal whole number"},
+        {"serve " + tiny_model_path() + " --timeout nan", "--timeout: 'nan' is not a number"},
         {"synth --preset tiny -o " + temp_file("never.gguf") + " --seed 18446744073709551616",
          "--seed: '18446744073709551616' is outside 0..18446744073709551615"}}) {
     const TernExit refused = run_tern(args, "decimal_err.txt", 30);

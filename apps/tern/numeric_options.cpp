@@ -1,9 +1,11 @@
-#include "apps/tern/whole_numbers.h"
+#include "apps/tern/numeric_options.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -33,7 +35,17 @@ CLI::Validator decimal_in_range() {
       "");  // no description: the help keeps "INT" and its range
 }
 
-// CLI11's name for the option's type, its validators' descriptions after a ':': "INT", "INT:INT in [0 - 1024]".
+CLI::Validator not_nan() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        return std::isnan(std::strtod(text.c_str(), &end)) ? fmt::format("'{}' is not a number", text) : "";
+      },
+      "");
+}
+
+// CLI11's name for the option's type, its validators' descriptions after a ':': "INT", "INT:INT in [0 -
+// 1024]".
 bool has_type(const CLI::Option& option, std::string_view type) {
   const std::string name = option.get_type_name();
   return name.starts_with(type) && (name.size() == type.size() || name[type.size()] == ':');
@@ -41,13 +53,14 @@ bool has_type(const CLI::Option& option, std::string_view type) {
 
 }  // namespace
 
-void read_integers_in_decimal(CLI::App& app) {
+void check_numeric_options(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     if (has_type(*option, "INT")) option->transform(decimal_in_range<int64_t>());
     if (has_type(*option, "UINT")) option->transform(decimal_in_range<uint64_t>());
+    if (has_type(*option, "FLOAT")) option->transform(not_nan());
   }
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
-    read_integers_in_decimal(*command);
+    check_numeric_options(*command);
 }
 
 }  // namespace tern::app
