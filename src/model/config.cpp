@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -78,7 +79,9 @@ class ConfigReader {
       refuse(key("attention.layer_norm_rms_epsilon"), "{} is not in (0, 1)", c.rms_eps);
     }
     c.rope_theta = file_.get_float(key("rope.freq_base"));
-    if (!(c.rope_theta > 0.0)) refuse(key("rope.freq_base"), "{} is not positive", c.rope_theta);
+    if (!(c.rope_theta > 0.0 && std::isfinite(c.rope_theta))) {
+      refuse(key("rope.freq_base"), "{} is not a positive finite number", c.rope_theta);
+    }
     c.rope_dim = positive("rope.dimension_count");
     if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) {
       refuse(key("rope.dimension_count"), "{} must be even and at most the head dim {}", c.rope_dim,

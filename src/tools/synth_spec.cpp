@@ -1,5 +1,7 @@
 #include "tools/synth_spec.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace tern::tools {
@@ -115,8 +117,11 @@ void validate_spec(const SynthSpec& spec) {
     fail(ErrorKind::kInput, "synth: the ternary type must be pq2_0 or ptq1_0, not {}",
          quant::traits(spec.ternary_type).name);
   }
-  if (!(spec.rms_eps > 0.0f) || !(spec.rope_theta > 0.0f)) {
-    fail(ErrorKind::kInput, "synth: rms_eps and rope_theta must be positive");
+  // What the loader takes (model/config.cpp): a file synth writes must load.
+  if (!(spec.rms_eps > 0.0f && spec.rms_eps < 1.0f) ||
+      !(spec.rope_theta > 0.0f && std::isfinite(spec.rope_theta))) {
+    fail(ErrorKind::kInput, "synth: rms_eps = {} must be in (0, 1) and rope_theta = {} positive and finite",
+         spec.rms_eps, spec.rope_theta);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -191,6 +192,13 @@ const Refusal kRefusals[] = {
        m.tensor("output.weight").ne = {256, 32};
      },
      "tensor output.weight has shape [256, 32], expected [256, 64]"},
+    {"RmsEpsilonInfinite",
+     [](TinyQwen35& m) { m.set("qwen35.attention.layer_norm_rms_epsilon", Value::f32(INFINITY)); },
+     "qwen35.attention.layer_norm_rms_epsilon: inf is not in (0, 1)"},
+    {"RopeBaseInfinite", [](TinyQwen35& m) { m.set("qwen35.rope.freq_base", Value::f32(INFINITY)); },
+     "qwen35.rope.freq_base: inf is not a positive finite number"},
+    {"RopeBaseNotANumber", [](TinyQwen35& m) { m.set("qwen35.rope.freq_base", Value::f32(NAN)); },
+     "qwen35.rope.freq_base: nan is not a positive finite number"},
     {"InnerSizeDisagreesWithTensors", [](TinyQwen35& m) { m.set("qwen35.ssm.inner_size", Value::u32(256)); },
      "blk.0.attn_qkv.weight"},
 };

@@ -484,6 +484,10 @@ TEST(SynthSpecTest, RejectsDimensionsThatCannotMakeAValidFile) {
   rejects([](SynthSpec& s) { s.rope_dim = 65; });
   rejects([](SynthSpec& s) { s.n_layer = 0; });
   rejects([](SynthSpec& s) { s.ternary_type = TensorType::kF32; });
+  // What the loader refuses (model/config.cpp), synth refuses: it would write a file that cannot load.
+  rejects([](SynthSpec& s) { s.rms_eps = 1.0f; });
+  rejects([](SynthSpec& s) { s.rope_theta = INFINITY; });
+  rejects([](SynthSpec& s) { s.rope_theta = NAN; });
   EXPECT_THROW(synth_preset("70b"), Error);
   EXPECT_THROW(builtin_vocab(200), Error);
 }
