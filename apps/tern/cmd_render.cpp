@@ -1,28 +1,36 @@
 // tern render MODEL REQUEST.json: the prompt the model's own chat template makes of an OpenAI
-// chat-completions request, printed byte for byte with nothing added (model-spec §7.4).
+// chat-completions request, printed byte for byte with nothing added (model-spec §7.4). The request is
+// read and rendered as the server reads and renders it (server/chat_prompt.h): the same refusals, the
+// same prompt as /apply-template returns.
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "apps/tern/commands.h"
 #include "core/error.h"
 #include "gguf/reader.h"
+#include "server/api.h"
+#include "server/chat_prompt.h"
 #include "text/chat_template.h"
 
 namespace tern::app {
 namespace {
 
-nlohmann::ordered_json read_request(const std::string& path) {
+server::ChatRequest read_request(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ErrorKind::kIo, "{}: cannot open", path);
   std::stringstream text;
   text << in.rdbuf();
-  auto request = nlohmann::ordered_json::parse(text.str(), nullptr, false);
-  if (request.is_discarded()) fail(ErrorKind::kInput, "{}: not valid JSON", path);
-  return request;
+  const auto body = server::Json::parse(text.str(), nullptr, false);
+  if (body.is_discarded()) fail(ErrorKind::kInput, "{}: not valid JSON", path);
+  if (!body.is_object()) fail(ErrorKind::kInput, "{}: the request must be a JSON object", path);
+  try {
+    return server::parse_chat_prompt(body);
+  } catch (const server::ApiError& e) {
+    fail(ErrorKind::kInput, "{}: {}", path, e.what());
+  }
 }
 
 }  // namespace
@@ -41,7 +49,13 @@ void add_render_command(CLI::App& app) {
   cmd->callback([options] {
     const gguf::Reader file = gguf::Reader::open(options->model);
     const text::ChatTemplate chat_template = text::load_chat_template(file);
-    const std::string prompt = chat_template.render(read_request(options->request));
+    const server::ChatRequest request = read_request(options->request);
+    std::string prompt;
+    try {
+      prompt = server::render_chat_prompt(chat_template, request);
+    } catch (const server::ApiError& e) {
+      fail(ErrorKind::kInput, "{}: {}", options->request, e.what());
+    }
     if (std::fwrite(prompt.data(), 1, prompt.size(), stdout) != prompt.size() || std::fflush(stdout) != 0)
       fail(ErrorKind::kIo, "render: cannot write to stdout");
   });

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <limits>
+#include <utility>
 
 namespace tern::server {
 
@@ -318,8 +319,15 @@ Json parse_body(const std::string& body) {
 }
 
 ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits) {
+  GenerationFields fields = parse_fields(body, limits, true);
+  ChatRequest request = parse_chat_prompt(body);
+  request.fields = std::move(fields);
+  request.thinking_budget = get_int(body, "thinking_budget", 0, std::numeric_limits<int32_t>::max());
+  return request;
+}
+
+ChatRequest parse_chat_prompt(const Json& body) {
   ChatRequest request;
-  request.fields = parse_fields(body, limits, true);
   check_messages(body);
   parse_tools(body, request);
   request.body = Json::object();
@@ -332,7 +340,6 @@ ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits) {
     request.body["chat_template_kwargs"] = *kwargs;
     if (auto thinking = get_bool(*kwargs, "enable_thinking")) request.enable_thinking = *thinking;
   }
-  request.thinking_budget = get_int(body, "thinking_budget", 0, std::numeric_limits<int32_t>::max());
   const bool generation_prompt = get_bool(body, "add_generation_prompt").value_or(true);
   if (get_bool(body, "continue_final_message").value_or(false)) {
     if (generation_prompt && field(body, "add_generation_prompt")) {

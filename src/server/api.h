@@ -88,6 +88,10 @@ struct CompletionRequest {
 // features tern does not implement (response_format json_object/json_schema, best_of, ...).
 Json parse_body(const std::string& body);
 ChatRequest parse_chat_request(const Json& body, const RequestLimits& limits);
+// Only what the chat template renders (messages, tools and tool_choice, chat_template_kwargs,
+// add_generation_prompt, continue_final_message), checked as parse_chat_request checks it; `fields`
+// and `thinking_budget` are left at their defaults. `tern render` reads a request this way.
+ChatRequest parse_chat_prompt(const Json& body);
 CompletionRequest parse_completion_request(const Json& body, const RequestLimits& limits);
 
 }  // namespace tern::server

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "server/chat_page.h"
+#include "server/chat_prompt.h"
 #include "text/output_parser.h"
 #include "text/stop_tokens.h"
 
@@ -337,32 +338,8 @@ void HttpServer::install_routes() {
               Json body = parse_body(req.body);
               if (!body.contains("model")) body["model"] = options_.model_name;
               const ChatRequest chat = parse_chat_request(body, options_.limits);
-              send_json(res, 200, {{"prompt", render_chat(chat)}});
+              send_json(res, 200, {{"prompt", render_chat_prompt(chat_template_, chat)}});
             }));
-}
-
-std::string HttpServer::render_chat(const ChatRequest& chat, std::string* reply) const {
-  std::string prompt;
-  try {
-    prompt = chat_template_.render(chat.body);
-  } catch (const Error& e) {
-    bad_request("messages", e.what());
-  }
-  if (chat.continued_reply) {
-    const std::string& text = *chat.continued_reply;
-    const size_t trimmed = text.find_last_not_of(" \t\r\n") + 1;
-    const size_t at = prompt.rfind(std::string_view(text).substr(0, trimmed));
-    if (trimmed == 0 || at == std::string::npos) {
-      bad_request("continue_final_message",
-                  "the chat template does not render the final assistant message's text, so it cannot be "
-                  "continued");
-    }
-    // Keep the trailing whitespace if the template kept it; the end-of-turn marker after it goes.
-    const size_t length = prompt.compare(at, text.size(), text) == 0 ? text.size() : trimmed;
-    prompt.resize(at + length);
-    if (reply) *reply = text.substr(0, length);
-  }
-  return prompt;
 }
 
 void HttpServer::submit(Call& call, const runtime::GenerationRequest& request) {
@@ -690,7 +667,7 @@ void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res
   const std::shared_ptr<Call> call = new_call(chat.fields, true);
 
   std::string reply;
-  std::string prompt = render_chat(chat, &reply);
+  std::string prompt = render_chat_prompt(chat_template_, chat, &reply);
   // A required or named tool choice starts the reply with the tool-call opening, so the model must
   // continue a call (the XML form of the Qwen3.5 templates, the JSON form otherwise).
   std::string forced;

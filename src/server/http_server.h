@@ -60,10 +60,6 @@ class HttpServer {
  private:
   void install_routes();
   void handle_chat(const httplib::Request& req, httplib::Response& res);
-  // The chat template's prompt. For continue_final_message it ends inside the final reply, after its
-  // text as the template wrote it (templates trim, so trailing whitespace may be gone); `reply` gets
-  // that text.
-  std::string render_chat(const ChatRequest& chat, std::string* reply = nullptr) const;
   void handle_completion(const httplib::Request& req, httplib::Response& res);
   // Submits the call's choices; throws ApiError 429/503 when the queue is full or shutting down.
   void submit(Call& call, const runtime::GenerationRequest& request);
