@@ -2,14 +2,13 @@
 // row p holds the logits after feeding tokens[0..p] (the parity fixtures' logits.npy layout).
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
+#include "apps/tern/input_file.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "model/model.h"
@@ -35,9 +34,7 @@ int32_t token_id(int64_t value, const std::string& path, size_t index) {
 // A JSON array of ids, a JSON object with a "tokens" array (the parity fixtures), or ids separated by
 // whitespace.
 std::vector<int32_t> read_tokens(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::kIo, "cannot open {}", path);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string text = read_input_file(path);
   const size_t first = text.find_first_not_of(" \t\r\n");
   std::vector<int32_t> ids;
   if (first != std::string::npos && (text[first] == '[' || text[first] == '{')) {

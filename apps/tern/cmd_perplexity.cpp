@@ -2,16 +2,18 @@
 // documents (llama-perplexity's windows: the second half of each window is scored).
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
+#include <string>
+#include <vector>
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "apps/tern/context_limit.h"
+#include "apps/tern/input_file.h"
 #include "core/error.h"
 #include "runtime/engine.h"
 #include "runtime/loaded_model.h"
 #include "runtime/perplexity.h"
+#include "text/tokenizer.h"
 
 namespace tern::app {
 namespace {
@@ -24,10 +26,13 @@ struct PerplexityArgs {
   int64_t stride = 0;  // 0: ctx
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::kIo, "cannot open {}", path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+std::vector<int32_t> read_tokens(const text::Tokenizer& tokenizer, const std::string& path) {
+  const std::string text = read_input_file(path);
+  try {
+    return tokenizer.encode(text, false);
+  } catch (const Error& e) {  // invalid UTF-8: name the file
+    fail(e.kind(), "{}: {}", path, e.what());
+  }
 }
 
 void run(const PerplexityArgs& args) {
@@ -35,7 +40,7 @@ void run(const PerplexityArgs& args) {
     fail(ErrorKind::kInput, "--stride must be >= 0 (0: the window length), got {}", args.stride);
   const runtime::LoadedModel loaded =
       runtime::LoadedModel::load(args.model_path, args.compute.load_options());
-  const std::vector<int32_t> tokens = loaded.tokenizer->encode(read_text(args.text_path), false);
+  const std::vector<int32_t> tokens = read_tokens(*loaded.tokenizer, args.text_path);
   const int64_t ctx = within_trained_context(args.ctx, loaded.model->config(), "--ctx");
   const int64_t stride = args.stride > 0 ? args.stride : ctx;
   fmt::print(stderr, "{} tokens, windows of {} every {}, scoring window offsets {}..{}\n", tokens.size(), ctx,

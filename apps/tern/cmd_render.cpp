@@ -3,12 +3,11 @@
 // read and rendered as the server reads and renders it (server/chat_prompt.h): the same refusals, the
 // same prompt as /apply-template returns.
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "apps/tern/commands.h"
+#include "apps/tern/input_file.h"
 #include "core/error.h"
 #include "gguf/reader.h"
 #include "server/api.h"
@@ -19,11 +18,7 @@ namespace tern::app {
 namespace {
 
 server::ChatRequest read_request(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::kIo, "{}: cannot open", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto body = server::Json::parse(text.str(), nullptr, false);
+  const auto body = server::Json::parse(read_input_file(path), nullptr, false);
   if (body.is_discarded()) fail(ErrorKind::kInput, "{}: not valid JSON", path);
   if (!body.is_object()) fail(ErrorKind::kInput, "{}: the request must be a JSON object", path);
   try {

@@ -2,12 +2,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/tern/commands.h"
+#include "apps/tern/input_file.h"
 #include "core/error.h"
 #include "gguf/reader.h"
 #include "text/detokenizer.h"
@@ -36,10 +37,9 @@ void run_tokenize(const std::string& model_path, const std::string& text, const 
     fmt::print("{}\n", fmt::join(encode(tokenizer, text, !no_special), " "));
     return;
   }
-  std::ifstream in(jsonl_path, std::ios::binary);
-  if (!in) fail(ErrorKind::kIo, "{}: cannot open", jsonl_path);
+  std::istringstream lines(read_input_file(jsonl_path));
   size_t line_number = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string line; std::getline(lines, line);) {
     ++line_number;
     nlohmann::json value;
     try {
