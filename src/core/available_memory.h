@@ -7,6 +7,8 @@
 
 namespace tern {
 
+inline constexpr double kGiB = 1 << 30;  // how memory errors and warnings give their figures
+
 // MemAvailable from /proc/meminfo, lowered to what is left under this process's cgroup limit where one is
 // set (v2 memory.max, v1 memory.limit_in_bytes): the limit less the usage, whose page cache (memory.stat's
 // file, v1 total_cache) counts as free, since the kernel reclaims it before it kills. nullopt where

@@ -1,6 +1,7 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "kernels/ref/activation.h"
@@ -253,42 +254,55 @@ void head(const Pass& p, int64_t decoding_logit_rows) {
   }
 }
 
-}  // namespace
+// A [rows][width] buffer of the scratch and its width.
+struct RowBuffer {
+  StreamedVector<float> Scratch::*buffer;
+  int64_t width;
+};
 
-Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& ops) : limits(l) {
-  const size_t rows = sz(l.max_tokens);
+// Every float buffer of a token row, in one list for the constructor and for bytes_at_most.
+std::array<RowBuffer, 22> row_buffers(const Config& c) {
   const int64_t q_width = c.n_head * c.head_dim;
   const int64_t kv_width = c.n_head_kv * c.head_dim;
   const int64_t channels = c.gdn_conv_channels();
   const int64_t qk_width = c.gdn_n_k * c.gdn_k_head_dim;
-  x.resize(rows * sz(c.d_model));
-  u.resize(x.size());
-  rotated.resize(x.size());
-  block.resize(x.size());
-  qg.resize(rows * sz(2 * q_width));
-  q.resize(rows * sz(q_width));
-  gate.resize(q.size());
-  k.resize(rows * sz(kv_width));
-  v.resize(k.size());
-  o.resize(q.size());
+  return {{{&Scratch::x, c.d_model},       {&Scratch::u, c.d_model},     {&Scratch::rotated, c.d_model},
+           {&Scratch::block, c.d_model},   {&Scratch::qg, 2 * q_width},  {&Scratch::q, q_width},
+           {&Scratch::gate, q_width},      {&Scratch::k, kv_width},      {&Scratch::v, kv_width},
+           {&Scratch::o, q_width},         {&Scratch::mixed, channels},  {&Scratch::conv, channels},
+           {&Scratch::gdn_q, qk_width},    {&Scratch::gdn_k, qk_width},  {&Scratch::gdn_v, c.gdn_inner},
+           {&Scratch::z, c.gdn_inner},     {&Scratch::alpha, c.gdn_n_v}, {&Scratch::beta, c.gdn_n_v},
+           {&Scratch::gdn_o, c.gdn_inner}, {&Scratch::y, c.gdn_inner},   {&Scratch::ffn_gate, c.d_ff},
+           {&Scratch::ffn_up, c.d_ff}}};
+}
+
+size_t gdn_chunk_doubles(const Config& c, const ForwardLimits& l, const kernels::Ops& ops) {
+  return ops.gdn_chunked_scratch_size(
+      kernels::GdnDims{c.gdn_n_k, c.gdn_n_v, c.gdn_k_head_dim, c.gdn_v_head_dim}, l.gdn_chunk);
+}
+
+size_t permuted_floats(const Config& c) {
+  return sz(std::max(c.gdn_inner, c.gdn_conv_channels()));
+}
+
+}  // namespace
+
+Scratch::Scratch(const Config& c, const ForwardLimits& l, const kernels::Ops& ops) : limits(l) {
+  const size_t rows = sz(l.max_tokens);
+  for (const RowBuffer& row : row_buffers(c)) (this->*row.buffer).resize(rows * sz(row.width));
+  permuted.resize(permuted_floats(c));  // one row, not one a token
   rope.resize(rows * sz(c.rope_dim));
-  mixed.resize(rows * sz(channels));
-  conv.resize(mixed.size());
-  gdn_q.resize(rows * sz(qk_width));
-  gdn_k.resize(gdn_q.size());
-  gdn_v.resize(rows * sz(c.gdn_inner));
-  z.resize(gdn_v.size());
-  alpha.resize(rows * sz(c.gdn_n_v));
-  beta.resize(alpha.size());
-  gdn_o.resize(gdn_v.size());
-  y.resize(gdn_v.size());
-  permuted.resize(sz(std::max(c.gdn_inner, channels)));
-  gdn_chunk.resize(ops.gdn_chunked_scratch_size(
-      kernels::GdnDims{c.gdn_n_k, c.gdn_n_v, c.gdn_k_head_dim, c.gdn_v_head_dim}, l.gdn_chunk));
-  ffn_gate.resize(rows * sz(c.d_ff));
-  ffn_up.resize(ffn_gate.size());
+  gdn_chunk.resize(gdn_chunk_doubles(c, l, ops));
   d_model = c.d_model;
   vocab_size = c.vocab_size;
+}
+
+uint64_t Scratch::bytes_at_most(const Config& c, const ForwardLimits& l, const kernels::Ops& ops) {
+  uint64_t floats = permuted_floats(c);
+  for (const RowBuffer& row : row_buffers(c)) floats += sz(l.max_tokens) * sz(row.width);
+  floats += sz(l.max_logit_rows) * sz(c.d_model + c.vocab_size);  // hidden and logits
+  const uint64_t doubles = sz(l.max_tokens) * sz(c.rope_dim) + gdn_chunk_doubles(c, l, ops);
+  return floats * sizeof(float) + doubles * sizeof(double) + sz(l.max_logit_rows) * sizeof(int32_t);
 }
 
 void Scratch::reserve_logit_rows(int64_t rows) {

@@ -36,6 +36,9 @@ struct Scratch {
   Scratch(const Config& config, const ForwardLimits& limits, const kernels::Ops& ops);
   // Grows hidden, logits and picks to `rows` logit rows if they are smaller.
   void reserve_logit_rows(int64_t rows);
+  // The bytes a Scratch(config, limits, ops) holds at its largest, its head grown to limits.max_logit_rows:
+  // the engine checks them against the memory available before it zero-fills them.
+  static uint64_t bytes_at_most(const Config& config, const ForwardLimits& limits, const kernels::Ops& ops);
 
   ForwardLimits limits;
   int64_t d_model = 0, vocab_size = 0;  // the widths of a logit row's buffers

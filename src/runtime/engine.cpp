@@ -1,8 +1,10 @@
 #include "runtime/engine.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
+#include "core/available_memory.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/cpu_ops.h"
@@ -22,6 +24,26 @@ model::ForwardLimits make_limits(const EngineOptions& options) {
     fail(ErrorKind::kInput,
          "engine limits must be positive: max_batch_tokens {}, max_logit_rows {}, gdn_chunk {}",
          limits.max_tokens, limits.max_logit_rows, limits.gdn_chunk);
+  }
+  if (limits.max_tokens > kMaxBatchTokens) {
+    fail(ErrorKind::kInput, "engine: {} tokens a step is past the {} it takes", limits.max_tokens,
+         kMaxBatchTokens);
+  }
+  return limits;
+}
+
+// The scratch is zero-filled when made, so one past the memory available would end in the OOM killer.
+model::ForwardLimits checked_limits(const model::Config& config, const EngineOptions& options,
+                                    const kernels::Ops& ops) {
+  const model::ForwardLimits limits = make_limits(options);
+  const uint64_t bytes = model::Scratch::bytes_at_most(config, limits, ops);
+  const std::optional<uint64_t> available = available_memory_bytes();
+  if (available && bytes > *available) {
+    fail(ErrorKind::kCapacity,
+         "engine buffers for steps of {} tokens and {} logit rows: {:.1f} GiB needed, {:.1f} GiB of memory "
+         "available",
+         limits.max_tokens, limits.max_logit_rows, static_cast<double>(bytes) / kGiB,
+         static_cast<double>(*available) / kGiB);
   }
   return limits;
 }
@@ -60,7 +82,7 @@ Engine::Engine(const model::Model& model, EngineOptions options)
       backend_(options.backend),
       pool_(make_pool(options)),
       ops_(select_ops(pool_.get(), options)),
-      scratch_(model.config(), make_limits(options), ops_) {}
+      scratch_(model.config(), checked_limits(model.config(), options, ops_), ops_) {}
 
 Engine::~Engine() = default;
 

@@ -39,8 +39,12 @@ const char* backend_name(Backend backend);
 // 27B file), and room for a server's decode tokens and a scored prefill chunk (Scheduler).
 inline constexpr int64_t kDefaultLogitRows = 128;
 
+// The most tokens one step may take: far past any batch worth its scratch (≈ 0.5 MB a token at 27B widths),
+// and near enough that the scratch's byte counts stay far from overflow.
+inline constexpr int64_t kMaxBatchTokens = int64_t{1} << 24;
+
 struct EngineOptions {
-  int64_t max_batch_tokens = 512;  // Σ tokens of one step
+  int64_t max_batch_tokens = 512;  // Σ tokens of one step, 1..kMaxBatchTokens; its scratch must fit in memory
   // Σ logit rows of one step (0: kDefaultLogitRows), at most max_batch_tokens. A row is a whole
   // vocabulary (1 MB at 248k ids), so scoring (perplexity, prompt logprobs, tern logits) takes its rows
   // in steps of at most this many rather than holding a row for every token of a step.

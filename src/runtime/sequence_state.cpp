@@ -75,8 +75,6 @@ StateSizes state_sizes(const model::Config& config, int64_t capacity, KvPrecisio
   return sizes;
 }
 
-constexpr double kGiB = 1 << 30;
-
 }  // namespace
 
 uint64_t sequence_state_bytes(const model::Config& config, int64_t capacity, KvPrecision kv) {

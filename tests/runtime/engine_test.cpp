@@ -7,11 +7,16 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "core/available_memory.h"
 #include "core/error.h"
+#include "kernels/ops.h"
 #include "kernels/ref/argmax.h"
+#include "model/forward.h"
 #include "tests/model/tiny_model.h"
 
 namespace tern::runtime {
@@ -270,6 +275,49 @@ TEST_F(EngineTest, DefaultLogitRowsBoundAStep) {
   expect_capacity_error(engine, all);
   EXPECT_EQ(seq.position(), 0);
   EXPECT_EQ(engine.logit_rows_held(), 0);
+}
+
+// bytes_at_most, which the engine checks against the memory available, is what a scratch holds once its
+// head has grown to the most logit rows: every buffer counted, from a list independent of forward.cpp's.
+TEST_F(EngineTest, ScratchBytesAtMostAreWhatTheScratchHoldsAtItsLargest) {
+  const model::ForwardLimits limits{.max_tokens = 48, .max_logit_rows = 7, .gdn_chunk = 16};
+  const kernels::Ops& ops = kernels::reference_ops();
+  model::Scratch s(model_->config(), limits, ops);
+  s.reserve_logit_rows(limits.max_logit_rows);
+  size_t floats = 0;
+  for (const auto* buffer :
+       {&s.x,     &s.u,     &s.rotated,  &s.block,    &s.qg,     &s.q,      &s.gate,  &s.k,     &s.v,
+        &s.o,     &s.mixed, &s.conv,     &s.gdn_q,    &s.gdn_k,  &s.gdn_v,  &s.z,     &s.alpha, &s.beta,
+        &s.gdn_o, &s.y,     &s.permuted, &s.ffn_gate, &s.ffn_up, &s.hidden, &s.logits}) {
+    EXPECT_GT(buffer->size(), 0u);  // every buffer made: one left out of both counts would still agree
+    floats += buffer->size();
+  }
+  const size_t bytes = floats * sizeof(float) + (s.rope.size() + s.gdn_chunk.size()) * sizeof(double) +
+                       s.picks.size() * sizeof(int32_t);
+  EXPECT_EQ(model::Scratch::bytes_at_most(model_->config(), limits, ops), bytes);
+}
+
+// A step whose scratch cannot fit is refused before the scratch is zero-filled (which would have ended in
+// the OOM killer: `tern serve --batch-tokens 65536` on the 27B asks for 34 GiB), and one past
+// kMaxBatchTokens before anything is counted.
+TEST_F(EngineTest, AStepPastTheMemoryAvailableIsRefusedBeforeItsScratchIsMade) {
+  const EngineOptions huge{.max_batch_tokens = kMaxBatchTokens, .backend = Backend::kRef};
+  const model::ForwardLimits limits{.max_tokens = kMaxBatchTokens, .max_logit_rows = kDefaultLogitRows};
+  const uint64_t needed = model::Scratch::bytes_at_most(model_->config(), limits, kernels::reference_ops());
+  const std::optional<uint64_t> available = available_memory_bytes();
+  if (!available || *available >= needed) GTEST_SKIP() << "this machine could hold the scratch";
+  try {
+    const Engine engine(*model_, huge);
+    FAIL() << "a scratch of " << needed << " bytes was made";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity) << e.what();
+    EXPECT_NE(std::string(e.what()).find("engine buffers for steps of 16777216 tokens and 128 logit rows: "),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(
+      Engine(*model_, EngineOptions{.max_batch_tokens = kMaxBatchTokens + 1, .backend = Backend::kRef}),
+      Error);
 }
 
 TEST_F(EngineTest, ContextOverflowIsAnErrorAndLeavesStateUntouched) {
