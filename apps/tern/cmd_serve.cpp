@@ -6,6 +6,8 @@
 
 #include <csignal>
 #include <filesystem>
+#include <limits>
+#include <string>
 #include <thread>
 
 #include "apps/tern/backend_options.h"
@@ -93,15 +95,25 @@ void run_serve(ServeArgs args) {
 
 }  // namespace
 
+// A string option that must not be empty; `why` says what an empty one would do.
+CLI::Validator not_empty(const std::string& why) {
+  return CLI::Validator(
+      [why](std::string& text) { return text.empty() ? "must not be empty: " + why : std::string(); }, "");
+}
+
 void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
   cmd->add_option("model", args->model_path, "model file (.gguf)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--host", args->server.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--host", args->server.host, "address to listen on")
+      ->capture_default_str()
+      ->check(not_empty("an empty address listens on whatever the resolver makes of it"));
   cmd->add_option("--port", args->server.port, "port (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  cmd->add_option("--api-key", args->server.api_key, "require 'Authorization: Bearer KEY' on API routes");
+  cmd->add_option("--api-key", args->server.api_key, "require 'Authorization: Bearer KEY' on API routes")
+      ->check(not_empty(
+          "an empty key would serve without one (an unset variable?); leave --api-key out for that"));
   cmd->add_option("--model-name", args->server.model_name, "the model id clients name (default: file stem)");
   cmd->add_option("--ctx-size", args->scheduler.context, "tokens each sequence holds (KV allocated at start)")
       ->capture_default_str()
@@ -114,7 +126,8 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{256}));
   cmd->add_option("--batch-tokens", args->scheduler.max_batch_tokens, "tokens one engine step takes")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, runtime::kMaxBatchTokens));
   cmd->add_option("--max-queue", args->scheduler.max_waiting, "requests that may wait; more get 429")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
@@ -129,13 +142,13 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(size_t{1} << 10, size_t{1} << 30));
   cmd->add_option("--max-tokens", args->server.limits.max_tokens, "largest max_tokens a request may ask")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, std::numeric_limits<int64_t>::max()));
   cmd->add_option("--max-n", args->server.limits.max_n, "largest n a request may ask")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
   cmd->add_option("--timeout", args->server.request_timeout_seconds, "per-request deadline in seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, server::kMaxRequestTimeoutSeconds));
   cmd->add_option("--grace", args->grace_seconds, "seconds in-flight requests get at shutdown")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();

@@ -160,6 +160,12 @@ HttpServer::HttpServer(ServerOptions options, const model::Model& model, const t
       scheduler_(scheduler),
       http_(std::make_unique<httplib::Server>()),
       end_ids_(text::end_of_generation_ids(tokenizer.vocab())) {
+  if (!(options_.request_timeout_seconds > 0 &&
+        options_.request_timeout_seconds <= kMaxRequestTimeoutSeconds)) {
+    fail(ErrorKind::kInput, "serve: a request timeout of {} s is outside (0, {}]",
+         options_.request_timeout_seconds, kMaxRequestTimeoutSeconds);
+  }
+  if (options_.host.empty()) fail(ErrorKind::kInput, "serve: no address to listen on");
   options_.limits.vocab_size = model.config().vocab_size;
   const runtime::SchedulerOptions& so = scheduler_.options();
   int threads = options_.http_threads;

@@ -27,13 +27,16 @@ struct Response;
 
 namespace tern::server {
 
+// The longest per-request deadline: past it the deadline's clock arithmetic would overflow long before.
+inline constexpr double kMaxRequestTimeoutSeconds = 30 * 86400.0;
+
 struct ServerOptions {
-  std::string host = "127.0.0.1";
-  int port = 8080;      // 0: any free port
-  std::string api_key;  // empty: no authentication
+  std::string host = "127.0.0.1";  // not empty
+  int port = 8080;                 // 0: any free port
+  std::string api_key;             // empty: no authentication
   std::string model_name;
   size_t max_body_bytes = 4 << 20;
-  double request_timeout_seconds = 600;  // per-request deadline
+  double request_timeout_seconds = 600;  // per-request deadline, in (0, kMaxRequestTimeoutSeconds]
   int http_threads = 0;                  // 0: enough for every running and queued request
   RequestLimits limits;
 };

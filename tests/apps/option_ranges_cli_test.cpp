@@ -27,13 +27,22 @@ TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
   }
 }
 
-TEST(OptionRangesCli, ServeRefusesAPortPastTheRangeANegativeGraceAndAnEmptyBodyLimit) {
-  for (const std::string option : {"--port 70000", "--grace -1", "--max-body 0"}) {
+// Before: `--timeout 1e300` overflowed every request's deadline into the past (each ended at once with no
+// tokens), `--api-key ''` (an unset variable) served without a key, and `--batch-tokens 0` was refused
+// by the engine in its own terms.
+TEST(OptionRangesCli, ServeRefusesOptionsPastWhatTheyCanMean) {
+  for (const auto& [option, message] : {std::pair<std::string, std::string>{"--port 70000", "not in range"},
+                                        {"--grace -1", "not in range"},
+                                        {"--max-body 0", "not in range"},
+                                        {"--batch-tokens 0", "not in range 1 to 16777216"},
+                                        {"--timeout 1e300", "--timeout: Value 1e300 not in range"},
+                                        {"--api-key ''", "--api-key: must not be empty"},
+                                        {"--host ''", "--host: must not be empty"}}) {
     // Under a timeout: an option taken by mistake would leave the server listening, not failing.
     const TernExit run = run_tern("serve " + tiny_model_path() + " " + option, "serve_range_err.txt", 30);
     EXPECT_GT(run.code, 0) << option << ": " << run.err;
     EXPECT_NE(run.code, 124) << option << ": still serving after 30 s";
-    EXPECT_TRUE(says(run, "not in range")) << option << ": " << run.err;
+    EXPECT_TRUE(says(run, message)) << option << ": " << run.err;
   }
 }
 
