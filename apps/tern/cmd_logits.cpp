@@ -8,6 +8,7 @@
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
+#include "apps/tern/context_limit.h"
 #include "apps/tern/input_file.h"
 #include "core/error.h"
 #include "core/npy.h"
@@ -68,6 +69,14 @@ std::vector<int32_t> read_tokens(const std::string& path) {
 void run(const LogitsArgs& args) {
   const auto model = model::Model::open(args.model_path, args.compute.load_options());
   const std::vector<int32_t> tokens = read_tokens(args.tokens_path);
+  // Teacher forcing past the trained context is kept (its logits may be what is being studied), as the
+  // server keeps a context past it, and said.
+  if (past_trained_context(static_cast<int64_t>(tokens.size()), model->config())) {
+    fmt::print(stderr,
+               "tern: warning: {} tokens run past the model's trained context of {}: positions from {} on "
+               "were never learned\n",
+               tokens.size(), model->config().context_length, model->config().context_length);
+  }
   runtime::Engine engine(*model, args.compute.engine_options());
   runtime::SequenceState state =
       make_sequence(engine, static_cast<int64_t>(tokens.size()), runtime::KvPrecision::kF16);

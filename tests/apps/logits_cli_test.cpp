@@ -55,6 +55,29 @@ TEST(LogitsCli, RejectsABadTokenFile) {
   EXPECT_NE(std::system(command.c_str()), 0);
 }
 
+// Logits past the trained context are written, as asked, and the command says where they start.
+TEST(LogitsCli, WarnsOfPositionsPastTheTrainedContext) {
+  const std::string model = temp_file("logits_ctx16.gguf");
+  ASSERT_EQ(run_tern("synth --preset tiny --context 16 -o " + model, "logits_synth_err.txt").code, 0);
+  const std::string ids = temp_file("logits_20_ids.txt");
+  std::ofstream(ids) << "5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24\n";
+  const std::string out = temp_file("logits_20.npy");
+  const TernExit past =
+      run_tern("logits -m " + model + " --tokens " + ids + " --out " + out, "logits_ctx_err.txt");
+  EXPECT_EQ(past.code, 0) << past.err;
+  EXPECT_NE(
+      past.err.find("warning: 20 tokens run past the model's trained context of 16: positions from 16 on"),
+      std::string::npos)
+      << past.err;
+  EXPECT_EQ(read_npy(out).shape[0], 20);
+
+  std::ofstream(ids) << "5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20\n";
+  const TernExit within =
+      run_tern("logits -m " + model + " --tokens " + ids + " --out " + out, "logits_ctx_err.txt");
+  EXPECT_EQ(within.code, 0) << within.err;
+  EXPECT_EQ(within.err.find("warning"), std::string::npos) << within.err;
+}
+
 TEST(PerplexityCli, PrintsAFinitePerplexityWithAnError) {
   const std::string text = temp_file("perplexity_text.txt");
   {
