@@ -13,7 +13,7 @@
 
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
-#include "apps/tern/numeric_options.h"
+#include "apps/tern/option_checks.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "tools/bench.h"

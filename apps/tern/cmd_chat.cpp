@@ -20,6 +20,7 @@
 #include "runtime/engine.h"
 #include "runtime/generate.h"
 #include "text/think_stream.h"
+#include "text/utf8.h"
 
 namespace tern::app {
 namespace {
@@ -171,6 +172,12 @@ void run(const ChatArgs& args) {
     const std::string text = trimmed(line);
     if (text.empty()) continue;
     if (text == "/exit") break;
+    bool incomplete = false;
+    if (const size_t valid = text::valid_utf8_prefix(text, incomplete); valid < text.size()) {
+      // Not sent, so the conversation so far is kept.
+      fmt::print(stderr, "tern: the line is not UTF-8 (at byte {}); not sent\n", valid);
+      continue;
+    }
     if (text == "/reset") {
       session.reset();
       fmt::print(stderr, "(history cleared)\n");

@@ -63,8 +63,9 @@ void add_run_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("run", "generate text from a prompt");
   args->options.add_to(*command);
   command->add_option("-p,--prompt", args->prompt, "prompt text")->required();
-  command->add_flag("--chat", args->chat, "wrap the prompt in the model's chat template as a user turn");
-  command->add_option("--system", args->system, "system message (with --chat)");
+  CLI::Option* chat =
+      command->add_flag("--chat", args->chat, "wrap the prompt in the model's chat template as a user turn");
+  command->add_option("--system", args->system, "system message (with --chat)")->needs(chat);
   command->callback([args] { run(*args); });
 }
 

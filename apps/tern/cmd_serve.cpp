@@ -13,6 +13,7 @@
 #include "apps/tern/backend_options.h"
 #include "apps/tern/commands.h"
 #include "apps/tern/context_limit.h"
+#include "apps/tern/option_checks.h"
 #include "core/error.h"
 #include "model/model.h"
 #include "runtime/engine.h"
@@ -94,12 +95,6 @@ void run_serve(ServeArgs args) {
 }
 
 }  // namespace
-
-// A string option that must not be empty; `why` says what an empty one would do.
-CLI::Validator not_empty(const std::string& why) {
-  return CLI::Validator(
-      [why](std::string& text) { return text.empty() ? "must not be empty: " + why : std::string(); }, "");
-}
 
 void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();

@@ -1,6 +1,7 @@
 #include "apps/tern/generation_options.h"
 
 #include "apps/tern/context_limit.h"
+#include "apps/tern/option_checks.h"
 #include "core/error.h"
 #include "tools/default_model.h"
 
@@ -28,7 +29,8 @@ void GenerationOptions::add_to(CLI::App& command) {
       ->capture_default_str();
   command.add_option("--frequency-penalty", sampling.frequency_penalty, "frequency penalty")
       ->capture_default_str();
-  command.add_option("--stop", stop, "stop string (repeatable)");
+  command.add_option("--stop", stop, "stop string (repeatable)")
+      ->check(not_empty("an empty stop string would end every reply before its first token"));
   command.add_flag("--no-think", no_think, "chat template with enable_thinking = false");
 }
 

@@ -8,7 +8,7 @@
 #include <exception>
 
 #include "apps/tern/commands.h"
-#include "apps/tern/numeric_options.h"
+#include "apps/tern/option_checks.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {

@@ -54,5 +54,42 @@ TEST(ChatCli, EndsAtExitCommand) {
   EXPECT_EQ(count(file_text(err), " generated, "), 0u);
 }
 
+// A line that is not UTF-8 is not sent and the conversation goes on: before, the template's error ended the
+// chat and its history with it.
+TEST(ChatCli, KeepsTheConversationPastALineThatIsNotUtf8) {
+  const std::string err = temp_file("chat_utf8_err.txt");
+  const std::string command =
+      std::string(TERN_BINARY) + " chat -m " + tiny_model_path() + " -n 2 --temp 0 > /dev/null 2> " + err;
+  FILE* pipe = popen(command.c_str(), "w");
+  ASSERT_NE(pipe, nullptr);
+  std::fputs("hello there\ncaf\xe9\nand again\n", pipe);
+  const int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status));
+  const std::string log = file_text(err);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << log;
+  EXPECT_NE(log.find("tern: the line is not UTF-8 (at byte 3); not sent"), std::string::npos) << log;
+  ASSERT_EQ(count(log, " generated, "), 2u) << log;
+  // The second reply's prompt holds the first turn: its history was kept (a fresh one is the first's size).
+  int first_fed = 0, second_fed = 0, first_reused = 0, second_reused = 0;
+  const size_t second = log.find("(", log.find("not sent"));
+  ASSERT_EQ(std::sscanf(log.c_str(), "(%d prompt tokens fed, %d reused", &first_fed, &first_reused), 2)
+      << log;
+  ASSERT_EQ(
+      std::sscanf(log.c_str() + second, "(%d prompt tokens fed, %d reused", &second_fed, &second_reused), 2)
+      << log;
+  EXPECT_GT(second_fed + second_reused, first_fed + first_reused + 4) << log;
+}
+
+// run's --system only means something with --chat; --stop '' would end every reply at once.
+TEST(ChatCli, RunRefusesASystemMessageWithoutChatAndAnEmptyStop) {
+  const std::string run = "run -m " + tiny_model_path() + " -p hi -n 2 ";
+  const TernExit system = run_tern(run + "--system 'be brief'", "run_system_err.txt");
+  EXPECT_GT(system.code, 0);
+  EXPECT_NE(system.err.find("--system requires --chat"), std::string::npos) << system.err;
+  const TernExit stop = run_tern(run + "--stop ''", "run_stop_err.txt");
+  EXPECT_GT(stop.code, 0);
+  EXPECT_NE(stop.err.find("--stop: must not be empty"), std::string::npos) << stop.err;
+}
+
 }  // namespace
 }  // namespace tern::app

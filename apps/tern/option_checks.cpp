@@ -1,4 +1,4 @@
-#include "apps/tern/numeric_options.h"
+#include "apps/tern/option_checks.h"
 
 #include <fmt/format.h>
 
@@ -61,6 +61,11 @@ void check_numeric_options(CLI::App& app) {
   }
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
     check_numeric_options(*command);
+}
+
+CLI::Validator not_empty(const std::string& why) {
+  return CLI::Validator(
+      [why](std::string& text) { return text.empty() ? "must not be empty: " + why : std::string(); }, "");
 }
 
 }  // namespace tern::app
