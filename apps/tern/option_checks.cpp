@@ -38,14 +38,13 @@ CLI::Validator decimal_in_range() {
 CLI::Validator not_nan() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        char* end = nullptr;
-        return std::isnan(std::strtod(text.c_str(), &end)) ? fmt::format("'{}' is not a number", text) : "";
+        return std::isnan(std::strtod(text.c_str(), nullptr)) ? fmt::format("'{}' is not a number", text)
+                                                              : "";
       },
       "");
 }
 
-// CLI11's name for the option's type, its validators' descriptions after a ':': "INT", "INT:INT in [0 -
-// 1024]".
+// CLI11's name for the option's type, then its validators' descriptions after a ':' ("INT:INT in [0 - 9]").
 bool has_type(const CLI::Option& option, std::string_view type) {
   const std::string name = option.get_type_name();
   return name.starts_with(type) && (name.size() == type.size() || name[type.size()] == ':');
