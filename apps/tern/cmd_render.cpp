@@ -17,15 +17,11 @@
 namespace tern::app {
 namespace {
 
-server::ChatRequest read_request(const std::string& path) {
+server::Json read_request(const std::string& path) {
   const auto body = server::Json::parse(read_input_file(path), nullptr, false);
   if (body.is_discarded()) fail(ErrorKind::kInput, "{}: not valid JSON", path);
   if (!body.is_object()) fail(ErrorKind::kInput, "{}: the request must be a JSON object", path);
-  try {
-    return server::parse_chat_prompt(body);
-  } catch (const server::ApiError& e) {
-    fail(ErrorKind::kInput, "{}: {}", path, e.what());
-  }
+  return body;
 }
 
 }  // namespace
@@ -44,11 +40,11 @@ void add_render_command(CLI::App& app) {
   cmd->callback([options] {
     const gguf::Reader file = gguf::Reader::open(options->model);
     const text::ChatTemplate chat_template = text::load_chat_template(file);
-    const server::ChatRequest request = read_request(options->request);
+    const server::Json body = read_request(options->request);
     std::string prompt;
     try {
-      prompt = server::render_chat_prompt(chat_template, request);
-    } catch (const server::ApiError& e) {
+      prompt = server::render_chat_prompt(chat_template, server::parse_chat_prompt(body));
+    } catch (const server::ApiError& e) {  // a refusal of the request, or the template's error
       fail(ErrorKind::kInput, "{}: {}", options->request, e.what());
     }
     if (std::fwrite(prompt.data(), 1, prompt.size(), stdout) != prompt.size() || std::fflush(stdout) != 0)

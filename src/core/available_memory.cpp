@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/error.h"
+
 namespace tern {
 
 namespace {
@@ -60,6 +62,13 @@ std::optional<uint64_t> available_memory_bytes(const std::filesystem::path& root
 
 std::optional<uint64_t> available_memory_bytes() {
   return available_memory_bytes("/");
+}
+
+void require_memory(uint64_t bytes, std::string_view what, std::string_view of_what) {
+  const std::optional<uint64_t> available = available_memory_bytes();
+  if (!available || bytes <= *available) return;
+  fail(ErrorKind::kCapacity, "{}: {:.1f} GiB{} needed, {:.1f} GiB of memory available", what,
+       static_cast<double>(bytes) / kGiB, of_what, static_cast<double>(*available) / kGiB);
 }
 
 }  // namespace tern

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 
 namespace tern {
 
@@ -17,5 +18,10 @@ std::optional<uint64_t> available_memory_bytes();
 
 // The same over files under `root` (root/proc/meminfo, root/sys/fs/cgroup/...), for tests.
 std::optional<uint64_t> available_memory_bytes(const std::filesystem::path& root);
+
+// Throws Error(kCapacity) "WHAT: X GiB[ OF_WHAT] needed, Y GiB of memory available" where `bytes`, which the
+// caller is about to zero-fill, exceed available_memory_bytes(): past that the OOM killer, not an error,
+// would end the process. Nothing where the memory available is unknown.
+void require_memory(uint64_t bytes, std::string_view what, std::string_view of_what = {});
 
 }  // namespace tern

@@ -1,7 +1,8 @@
 #include "runtime/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <optional>
 #include <thread>
 
 #include "core/available_memory.h"
@@ -36,15 +37,9 @@ model::ForwardLimits make_limits(const EngineOptions& options) {
 model::ForwardLimits checked_limits(const model::Config& config, const EngineOptions& options,
                                     const kernels::Ops& ops) {
   const model::ForwardLimits limits = make_limits(options);
-  const uint64_t bytes = model::Scratch::bytes_at_most(config, limits, ops);
-  const std::optional<uint64_t> available = available_memory_bytes();
-  if (available && bytes > *available) {
-    fail(ErrorKind::kCapacity,
-         "engine buffers for steps of {} tokens and {} logit rows: {:.1f} GiB needed, {:.1f} GiB of memory "
-         "available",
-         limits.max_tokens, limits.max_logit_rows, static_cast<double>(bytes) / kGiB,
-         static_cast<double>(*available) / kGiB);
-  }
+  require_memory(model::Scratch::bytes_at_most(config, limits, ops),
+                 fmt::format("engine buffers for steps of {} tokens and {} logit rows", limits.max_tokens,
+                             limits.max_logit_rows));
   return limits;
 }
 

@@ -87,11 +87,7 @@ std::string describe_states(int64_t sequences, int64_t capacity, KvPrecision kv)
 }
 
 void check_state_memory(uint64_t bytes, std::string_view what) {
-  const std::optional<uint64_t> available = available_memory_bytes();
-  if (!available || bytes <= *available) return;
-  fail(ErrorKind::kCapacity,
-       "{}: {:.1f} GiB of KV cache and recurrent state needed, {:.1f} GiB of memory available", what,
-       static_cast<double>(bytes) / kGiB, static_cast<double>(*available) / kGiB);
+  require_memory(bytes, what, " of KV cache and recurrent state");
 }
 
 std::optional<std::string> mapped_weights_warning(uint64_t state_bytes, uint64_t mapped_bytes,

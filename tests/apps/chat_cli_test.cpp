@@ -16,6 +16,18 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// `tern chat OPTIONS` on the tiny model with `input` written to its stdin; stdout discarded.
+TernExit chat_from_pipe(const std::string& options, const std::string& input, const std::string& err_name) {
+  const std::string err = temp_file(err_name);
+  const std::string command =
+      std::string(TERN_BINARY) + " chat -m " + tiny_model_path() + " " + options + " > /dev/null 2> " + err;
+  FILE* pipe = popen(command.c_str(), "w");
+  if (pipe == nullptr) return {};
+  std::fputs(input.c_str(), pipe);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, file_text(err)};
+}
+
 TEST(ChatCli, RunsTwoTurnsAResetAndATurnFromAPipe) {
   const std::string out = temp_file("chat_out.txt");
   const std::string err = temp_file("chat_err.txt");
@@ -42,31 +54,18 @@ TEST(ChatCli, RunsTwoTurnsAResetAndATurnFromAPipe) {
 }
 
 TEST(ChatCli, EndsAtExitCommand) {
-  const std::string err = temp_file("chat_exit_err.txt");
-  const std::string command =
-      std::string(TERN_BINARY) + " chat -m " + tiny_model_path() + " -n 2 > /dev/null 2> " + err;
-  FILE* pipe = popen(command.c_str(), "w");
-  ASSERT_NE(pipe, nullptr);
-  std::fputs("/exit\nnever answered\n", pipe);
-  const int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(count(file_text(err), " generated, "), 0u);
+  const TernExit chat = chat_from_pipe("-n 2", "/exit\nnever answered\n", "chat_exit_err.txt");
+  EXPECT_EQ(chat.code, 0);
+  EXPECT_EQ(count(chat.err, " generated, "), 0u);
 }
 
 // A line that is not UTF-8 is not sent and the conversation goes on: before, the template's error ended the
 // chat and its history with it.
 TEST(ChatCli, KeepsTheConversationPastALineThatIsNotUtf8) {
-  const std::string err = temp_file("chat_utf8_err.txt");
-  const std::string command =
-      std::string(TERN_BINARY) + " chat -m " + tiny_model_path() + " -n 2 --temp 0 > /dev/null 2> " + err;
-  FILE* pipe = popen(command.c_str(), "w");
-  ASSERT_NE(pipe, nullptr);
-  std::fputs("hello there\ncaf\xe9\nand again\n", pipe);
-  const int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status));
-  const std::string log = file_text(err);
-  EXPECT_EQ(WEXITSTATUS(status), 0) << log;
+  const TernExit chat =
+      chat_from_pipe("-n 2 --temp 0", "hello there\ncaf\xe9\nand again\n", "chat_utf8_err.txt");
+  const std::string& log = chat.err;
+  EXPECT_EQ(chat.code, 0) << log;
   EXPECT_NE(log.find("tern: the line is not UTF-8 (at byte 3); not sent"), std::string::npos) << log;
   ASSERT_EQ(count(log, " generated, "), 2u) << log;
   // The second reply's prompt holds the first turn: its history was kept (a fresh one is the first's size).
