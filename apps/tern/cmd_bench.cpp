@@ -2,10 +2,13 @@
 // stdout), with the measured streaming-read bandwidth; --memory-bandwidth alone measures only that.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <memory>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -23,8 +26,9 @@ namespace {
 
 struct BenchArgs {
   tools::BenchOptions options;
-  // The comma lists as given (parse_counts): -p, -n, -d and --parallel.
-  std::vector<std::string> prompt_tokens{"512"}, gen_tokens{"128"}, depths{"0"}, parallel{"1"};
+  // The comma lists as given (parse_counts): -p, -n, -d, --parallel, -t and each --pg.
+  std::vector<std::string> prompt_tokens{"512"}, gen_tokens{"128"}, depths{"0"}, parallel{"1"}, threads{"0"},
+      prompt_then_gen;
   std::string backend = "cpu";
   std::string kv_type = "f16";
   bool json = false;
@@ -58,21 +62,58 @@ std::vector<int64_t> parse_counts(const std::vector<std::string>& lists, std::st
   return counts;
 }
 
+// Each --pg is one "PP,TG" pair.
+std::vector<tools::PromptThenGen> parse_prompt_then_gen(const std::vector<std::string>& pairs) {
+  std::vector<tools::PromptThenGen> tests;
+  for (const std::string& pair : pairs) {
+    const std::vector<int64_t> counts = parse_counts({pair}, "--pg");
+    if (counts.size() != 2) fail(ErrorKind::kInput, "--pg: '{}' is not PP,TG (two counts)", pair);
+    tests.push_back({.prompt_tokens = counts[0], .gen_tokens = counts[1]});
+  }
+  return tests;
+}
+
+std::vector<int> parse_thread_counts(const std::vector<std::string>& lists) {
+  std::vector<int> threads;
+  for (const int64_t count : parse_counts(lists, "-t")) {
+    if (count < 0 || count > ThreadPool::kMaxThreads)
+      fail(ErrorKind::kInput, "-t: {} is not a thread count of 0 to {}", count, ThreadPool::kMaxThreads);
+    threads.push_back(static_cast<int>(count));
+  }
+  return threads;
+}
+
+void print_bandwidth(const std::vector<int>& threads, size_t bytes, bool json) {
+  std::vector<kernels::cpu::ReadBandwidth> reads;
+  for (const int count : threads) reads.push_back(tools::measure_bandwidth(count, bytes));
+  if (json) {
+    nlohmann::ordered_json out{{"bandwidth_gb_s", reads.front().best_gb_s},
+                               {"bandwidth_median_gb_s", reads.front().median_gb_s},
+                               {"bandwidth_probe_bytes", reads.front().bytes},
+                               {"threads", ThreadPool::resolve(threads.front())},
+                               {"bandwidth", nlohmann::ordered_json::array()}};
+    for (size_t i = 0; i < reads.size(); ++i) {
+      out["bandwidth"].push_back({{"threads", ThreadPool::resolve(threads[i])},
+                                  {"bandwidth_gb_s", reads[i].best_gb_s},
+                                  {"bandwidth_median_gb_s", reads[i].median_gb_s}});
+    }
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const int count = ThreadPool::resolve(threads[i]);
+    fmt::print(
+        "streaming read bandwidth: {:.2f} GB/s best pass, {:.2f} median ({} thread{}, {:.2f} GiB probe)\n",
+        reads[i].best_gb_s, reads[i].median_gb_s, count, count == 1 ? "" : "s",
+        static_cast<double>(reads[i].bytes) / static_cast<double>(size_t{1} << 30));
+  }
+}
+
 void bench(BenchArgs& args) {
+  const std::vector<int> threads = parse_thread_counts(args.threads);
   if (args.memory_bandwidth) {
     if (!args.options.model_path.empty()) fail(ErrorKind::kInput, "--memory-bandwidth takes no model");
-    const kernels::cpu::ReadBandwidth read =
-        tools::measure_bandwidth(args.options.threads, args.options.bandwidth_bytes);
-    if (args.json) {
-      fmt::print(
-          "{{\"bandwidth_gb_s\": {:.3f}, \"bandwidth_median_gb_s\": {:.3f}, \"bandwidth_probe_bytes\": "
-          "{}}}\n",
-          read.best_gb_s, read.median_gb_s, read.bytes);
-    } else {
-      fmt::print("streaming read bandwidth: {:.2f} GB/s best pass, {:.2f} median ({:.2f} GiB probe)\n",
-                 read.best_gb_s, read.median_gb_s,
-                 static_cast<double>(read.bytes) / static_cast<double>(size_t{1} << 30));
-    }
+    print_bandwidth(threads, args.options.bandwidth_bytes, args.json);
     return;
   }
   if (args.options.model_path.empty())
@@ -81,12 +122,15 @@ void bench(BenchArgs& args) {
   args.options.gen_tokens = parse_counts(args.gen_tokens, "-n");
   args.options.depths = parse_counts(args.depths, "-d");
   args.options.parallel = parse_counts(args.parallel, "--parallel");
+  args.options.prompt_then_gen = parse_prompt_then_gen(args.prompt_then_gen);
+  args.options.threads = threads;
   args.options.backend = runtime::parse_backend(args.backend);
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
   if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
   args.options.load.ptq1_form = model::parse_ptq1_form(args.ptq1_form);
   args.options.load.pq2_form = model::parse_pq2_form(args.pq2_form);
-  args.options.load.threads = args.options.threads;
+  // The load re-packs on as many threads as the largest test uses.
+  args.options.load.threads = std::ranges::max(threads, {}, ThreadPool::resolve);
   const tools::BenchReport report = tools::run_bench(args.options);
   if (args.json) {
     fmt::print("{}\n", tools::bench_json(report).dump(2));
@@ -118,12 +162,21 @@ void add_bench_command(CLI::App& app) {
           "its decodes (comma list; t/s counts every sequence's tokens)")
       ->type_name("INT[,INT...]")
       ->capture_default_str();
+  command
+      ->add_option("--pg", args->prompt_then_gen,
+                   "a prompt of PP tokens then TG generated ones, timed together (t/s: both counts over the "
+                   "whole time); repeatable")
+      ->type_name("PP,TG")
+      ->allow_extra_args(false);
   command->add_flag("--synthetic-depth", args->options.synthetic_depth,
                     "fill the depth with random KV and recurrent state instead of prefilling it");
   command->add_option("-r,--repetitions", args->options.repetitions, "repetitions of each test")
       ->capture_default_str();
-  command->add_option("-t,--threads", args->options.threads, "threads (0: every hardware thread)")
-      ->check(CLI::Range(0, ThreadPool::kMaxThreads))
+  command
+      ->add_option("-t,--threads", args->threads,
+                   "threads (0: every hardware thread; comma list: every test on each, against a bandwidth "
+                   "probe on as many)")
+      ->type_name("INT[,INT...]")
       ->capture_default_str();
   command->add_option("--backend", args->backend, "cpu or ref")->capture_default_str();
   command->add_option("--kv-type", args->kv_type, "KV cache precision: f16, f32 or q8")

@@ -55,6 +55,10 @@ void pin_to_cpu(pthread_t thread, int index) {
 
 }  // namespace
 
+int ThreadPool::resolve(int threads) {
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
   if (threads < 1 || threads > kMaxThreads)
     fail(ErrorKind::kInput, "thread count must be 1 to {}, got {}", kMaxThreads, threads);

@@ -21,6 +21,9 @@ class ThreadPool {
   // system's own limit (tens of thousands) starting them fails.
   static constexpr int kMaxThreads = 1024;
 
+  // A thread count as options give it: 0 is every hardware thread (at least 1).
+  static int resolve(int threads);
+
   // pin: thread t (0 = the caller of run) runs only on CPU t mod the CPU count. Throws Error for a count
   // outside [1, kMaxThreads] or when the system cannot start a thread (the ones started are joined).
   explicit ThreadPool(int threads, bool pin = false);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <thread>
 
 #include "core/available_memory.h"
 #include "core/error.h"
@@ -46,10 +45,7 @@ model::ForwardLimits checked_limits(const model::Config& config, const EngineOpt
 std::unique_ptr<ThreadPool> make_pool(const EngineOptions& options) {
   if (options.backend != Backend::kCpu) return nullptr;
   if (options.threads < 0) fail(ErrorKind::kInput, "engine threads must be >= 0, got {}", options.threads);
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  return std::make_unique<ThreadPool>(threads, options.pin_threads);
+  return std::make_unique<ThreadPool>(ThreadPool::resolve(options.threads), options.pin_threads);
 }
 
 const kernels::Ops& select_ops(ThreadPool* pool, const EngineOptions& options) {

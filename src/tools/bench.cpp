@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <thread>
 #include <variant>
 
 #include "core/cpu_features.h"
@@ -25,10 +24,6 @@ namespace tern::tools {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int resolve_threads(int threads) {
-  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
 
 std::vector<int32_t> synthetic_tokens(const model::Model& model, int64_t n, std::mt19937& rng) {
   std::uniform_int_distribution<int32_t> id(0, static_cast<int32_t>(model.config().vocab_size - 1));
@@ -140,11 +135,12 @@ void decode_step(runtime::Engine& engine, DecodeRun& run, int64_t i) {
   engine.step(run.items);
 }
 
-// Tokens per second of one repetition: the depth filled untimed, then the pp or tg part timed (a tg
-// test's tokens of all its sequences). max_state_bytes grows to the state its sequences hold.
+// Tokens per second of one repetition: the depth filled untimed, then the pp, tg or pp+tg part timed (a tg
+// test's tokens of all its sequences; a pp+tg test's prompt and generated tokens over their time
+// together). max_state_bytes grows to the state its sequences hold.
 double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptions& options,
                 std::mt19937& rng, uint64_t& max_state_bytes) {
-  if (test.prompt_tokens > 0) {
+  if (test.gen_tokens == 0) {
     runtime::SequenceState seq = new_test_sequence(engine, test, options, rng);
     max_state_bytes = std::max<uint64_t>(max_state_bytes, seq.bytes());
     const std::vector<int32_t> tokens = synthetic_tokens(engine.model(), test.prompt_tokens, rng);
@@ -155,10 +151,13 @@ double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptio
   }
   DecodeRun run = new_decode_run(engine, test, options, rng);
   max_state_bytes = std::max(max_state_bytes, run.state_bytes());
+  const std::vector<int32_t> prompt = synthetic_tokens(engine.model(), test.prompt_tokens, rng);
   const auto start = Clock::now();
+  for (runtime::SequenceState& seq : run.sequences) feed(engine, seq, prompt);
   for (int64_t i = 0; i < test.gen_tokens; ++i) decode_step(engine, run, i);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(test.gen_tokens * test.parallel) / std::max(seconds, 1e-9);
+  return static_cast<double>((test.prompt_tokens + test.gen_tokens) * test.parallel) /
+         std::max(seconds, 1e-9);
 }
 
 // One repetition of every tg test at once: their sequences held together, one token of each in turn,
@@ -200,11 +199,30 @@ void check_bandwidth_bytes(size_t bytes) {
   }
 }
 
+bool any_positive(const std::vector<int64_t>& counts) {
+  return std::any_of(counts.begin(), counts.end(), [](int64_t n) { return n > 0; });
+}
+
+// An option that would change nothing the tests run is a mistake: refused rather than ignored.
+void refuse_idle_options(const BenchOptions& options) {
+  const bool tg_test = any_positive(options.gen_tokens);
+  const bool parallel =
+      std::any_of(options.parallel.begin(), options.parallel.end(), [](int64_t n) { return n > 1; });
+  if (parallel && !tg_test) fail(ErrorKind::kInput, "--parallel applies to tg tests: give a positive -n");
+  if (options.interleave_decode && !tg_test)
+    fail(ErrorKind::kInput, "--interleave runs tg tests together: give a positive -n");
+  if (options.synthetic_depth && !any_positive(options.depths))
+    fail(ErrorKind::kInput, "--synthetic-depth fills a depth: give a positive -d");
+}
+
 void validate(const BenchOptions& options) {
   if (options.repetitions < 1)
     fail(ErrorKind::kInput, "repetitions must be >= 1, got {}", options.repetitions);
-  if (options.threads < 0 || options.threads > ThreadPool::kMaxThreads)
-    fail(ErrorKind::kInput, "threads must be 0 to {}, got {}", ThreadPool::kMaxThreads, options.threads);
+  if (options.threads.empty()) fail(ErrorKind::kInput, "no thread count given");
+  for (const int threads : options.threads) {
+    if (threads < 0 || threads > ThreadPool::kMaxThreads)
+      fail(ErrorKind::kInput, "threads must be 0 to {}, got {}", ThreadPool::kMaxThreads, threads);
+  }
   check_bandwidth_bytes(options.bandwidth_bytes);
   const auto out_of_range = [](const std::vector<int64_t>& v) {
     return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0 || x > kMaxTestTokens; });
@@ -213,28 +231,37 @@ void validate(const BenchOptions& options) {
       out_of_range(options.depths)) {
     fail(ErrorKind::kInput, "prompt, generation and depth counts must be 0 to {}", kMaxTestTokens);
   }
-  const auto any_positive = [](const std::vector<int64_t>& v) {
-    return std::any_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
-  };
-  if (!any_positive(options.prompt_tokens) && !any_positive(options.gen_tokens)) {
-    fail(ErrorKind::kInput, "no test: give a positive -p or -n");
+  for (const PromptThenGen& test : options.prompt_then_gen) {
+    if (test.prompt_tokens < 1 || test.prompt_tokens > kMaxTestTokens || test.gen_tokens < 1 ||
+        test.gen_tokens > kMaxTestTokens) {
+      fail(ErrorKind::kInput, "--pg takes prompt and generation counts of 1 to {}, got {},{}", kMaxTestTokens,
+           test.prompt_tokens, test.gen_tokens);
+    }
+  }
+  if (!any_positive(options.prompt_tokens) && !any_positive(options.gen_tokens) &&
+      options.prompt_then_gen.empty()) {
+    fail(ErrorKind::kInput, "no test: give a positive -p or -n, or a --pg");
   }
   if (options.depths.empty()) fail(ErrorKind::kInput, "no depth given");
   if (options.parallel.empty() || std::any_of(options.parallel.begin(), options.parallel.end(),
                                               [](int64_t n) { return n < 1 || n > kMaxParallel; })) {
     fail(ErrorKind::kInput, "--parallel takes sequence counts of 1 to {}", kMaxParallel);
   }
+  refuse_idle_options(options);
   if (options.read_only_matmuls && options.backend != runtime::Backend::kCpu)
     fail(ErrorKind::kInput, "--read-only-matmuls needs the cpu backend");
 }
 
-std::vector<BenchTest> plan_tests(const BenchOptions& options) {
+// The tests of one thread count, depth by depth: pp, then tg (each --parallel count), then pp+tg.
+std::vector<BenchTest> plan_tests(const BenchOptions& options, int threads) {
   std::vector<BenchTest> tests;
   for (const int64_t depth : options.depths) {
     const std::string at = depth > 0 ? fmt::format(" @ d{}", depth) : "";
     for (const int64_t n : options.prompt_tokens) {
-      if (n > 0)
-        tests.push_back(BenchTest{.name = fmt::format("pp{}{}", n, at), .prompt_tokens = n, .depth = depth});
+      if (n > 0) {
+        tests.push_back(BenchTest{
+            .name = fmt::format("pp{}{}", n, at), .prompt_tokens = n, .threads = threads, .depth = depth});
+      }
     }
     for (const int64_t n : options.gen_tokens) {
       if (n <= 0) continue;
@@ -242,12 +269,24 @@ std::vector<BenchTest> plan_tests(const BenchOptions& options) {
         const std::string batch = sequences > 1 ? fmt::format(" x{}", sequences) : "";
         tests.push_back(BenchTest{.name = fmt::format("tg{}{}{}", n, batch, at),
                                   .gen_tokens = n,
+                                  .threads = threads,
                                   .parallel = sequences,
                                   .depth = depth});
       }
     }
+    for (const PromptThenGen& pg : options.prompt_then_gen) {
+      tests.push_back(BenchTest{.name = fmt::format("pp{}+tg{}{}", pg.prompt_tokens, pg.gen_tokens, at),
+                                .prompt_tokens = pg.prompt_tokens,
+                                .gen_tokens = pg.gen_tokens,
+                                .threads = threads,
+                                .depth = depth});
+    }
   }
   return tests;
+}
+
+bool decode_only(const BenchTest& test) {
+  return test.gen_tokens > 0 && test.prompt_tokens == 0;
 }
 
 // Each test's sequences, and the interleaved tests' all at once, fit in the memory available: checked
@@ -269,7 +308,7 @@ void check_tests_fit_memory(const model::Model& model, const std::vector<BenchTe
       largest = bytes;
       largest_name = what;
     }
-    if (options.interleave_decode && test.gen_tokens > 0)
+    if (options.interleave_decode && decode_only(test))
       interleaved = runtime::saturating_sum(interleaved, bytes);
   }
   const std::string interleaved_name = fmt::format("the interleaved tests' sequences ({} KV)", kv);
@@ -313,7 +352,7 @@ void compare_to_depth0(std::vector<BenchTest>& tests) {
     if (test.depth == 0 || test.tok_s.empty()) continue;
     const auto twin = std::find_if(tests.begin(), tests.end(), [&](const BenchTest& t) {
       return t.depth == 0 && t.prompt_tokens == test.prompt_tokens && t.gen_tokens == test.gen_tokens &&
-             t.parallel == test.parallel && t.tok_s.size() == test.tok_s.size();
+             t.parallel == test.parallel && t.threads == test.threads && t.tok_s.size() == test.tok_s.size();
     });
     if (twin == tests.end()) continue;
     std::vector<double> changes;
@@ -380,9 +419,58 @@ size_t default_bandwidth_bytes() {
 
 kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes) {
   check_bandwidth_bytes(bytes);
-  ThreadPool pool(resolve_threads(threads));
+  ThreadPool pool(ThreadPool::resolve(threads));
   return kernels::cpu::measure_read_bandwidth(pool, bytes != 0 ? bytes : default_bandwidth_bytes());
 }
+
+namespace {
+
+// The tests of one thread count on an engine of their own, between two probes on as many threads: each
+// test's t/s samples and bandwidth, and the probe's better pass. Peak RSS and held state grow to this
+// group's.
+ThreadsBandwidth run_thread_count(const model::Model& model, std::vector<BenchTest*> tests,
+                                  const BenchOptions& options, std::mt19937& rng, BenchReport& report) {
+  const int threads = tests.front()->threads;
+  const kernels::cpu::ReadBandwidth before = measure_bandwidth(threads, options.bandwidth_bytes);
+  report.bandwidth_bytes = before.bytes;
+  reset_peak_rss();  // the probe's buffer is not the model's memory
+
+  // Every step asks for each sequence's last row only, so one logit row a sequence (1 MB at a 248k
+  // vocabulary, not 512 MB for max_batch_tokens rows) is all the scratch the head needs.
+  const int64_t most_parallel = *std::max_element(options.parallel.begin(), options.parallel.end());
+  {
+    runtime::Engine engine(model, runtime::EngineOptions{.max_logit_rows = most_parallel,
+                                                         .backend = options.backend,
+                                                         .threads = threads,
+                                                         .pin_threads = options.pin_threads,
+                                                         .read_only_matmuls = options.read_only_matmuls});
+    {  // warm-up: one decode step maps every weight page in (and wakes the pool) before anything is timed
+      const BenchTest warm{.gen_tokens = 1};
+      run_once(engine, warm, options, rng, report.max_kv_bytes);
+    }
+    // Repetitions go round the tests (each test once, then each again): a shared host's speed drifts by
+    // tens of percent within minutes, and taking turns gives every test the same mix of the host's phases,
+    // so a ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
+    std::vector<BenchTest*> alone, interleaved;
+    for (BenchTest* test : tests)
+      (options.interleave_decode && decode_only(*test) ? interleaved : alone).push_back(test);
+    for (int r = 0; r < options.repetitions; ++r) {
+      for (BenchTest* test : alone)
+        test->tok_s.push_back(run_once(engine, *test, options, rng, report.max_kv_bytes));
+      if (!interleaved.empty()) run_interleaved(engine, interleaved, options, rng, report.max_kv_bytes);
+    }
+  }
+  report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak_rss_bytes());
+  // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
+  // against the better of the two probes the fraction can understate, never overstate.
+  const kernels::cpu::ReadBandwidth after = measure_bandwidth(threads, options.bandwidth_bytes);
+  const ThreadsBandwidth bandwidth{threads, std::max(before.best_gb_s, after.best_gb_s),
+                                   std::max(before.median_gb_s, after.median_gb_s)};
+  for (BenchTest* test : tests) test->bandwidth_gb_s = bandwidth.best_gb_s;
+  return bandwidth;
+}
+
+}  // namespace
 
 BenchReport run_bench(const BenchOptions& options) {
   validate(options);
@@ -393,7 +481,7 @@ BenchReport run_bench(const BenchOptions& options) {
   report.backend = runtime::backend_name(options.backend);
   report.read_only_matmuls = options.read_only_matmuls;
   if (options.read_only_matmuls) report.backend += ", read-only matmuls";
-  report.threads = resolve_threads(options.threads);
+  report.threads = ThreadPool::resolve(options.threads.front());
   report.isa = cpu_features().describe();
   report.weights = options.load.placement == model::WeightPlacement::kMapped ? "mapped" : "huge pages";
   const auto has = [&](quant::TensorType type) {
@@ -407,57 +495,32 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
-  check_tests_fit_memory(*model, plan_tests(options), options);
-  const kernels::cpu::ReadBandwidth bandwidth_before =
-      measure_bandwidth(report.threads, options.bandwidth_bytes);
-  report.bandwidth_bytes = bandwidth_before.bytes;
-  reset_peak_rss();  // the probe's buffer is not the model's memory
+  check_tests_fit_memory(*model, plan_tests(options, report.threads), options);
 
-  // Every step asks for each sequence's last row only, so one logit row a sequence (1 MB at a 248k
-  // vocabulary, not 512 MB for max_batch_tokens rows) is all the scratch the head needs.
-  const int64_t most_parallel = *std::max_element(options.parallel.begin(), options.parallel.end());
-  runtime::Engine engine(*model, runtime::EngineOptions{.max_logit_rows = most_parallel,
-                                                        .backend = options.backend,
-                                                        .threads = report.threads,
-                                                        .pin_threads = options.pin_threads,
-                                                        .read_only_matmuls = options.read_only_matmuls});
   std::mt19937 rng(options.seed);
-  {  // warm-up: one decode step maps every weight page in before anything is timed
-    const BenchTest warm{.gen_tokens = 1};
-    run_once(engine, warm, options, rng, report.max_kv_bytes);
-  }
-  report.tests = plan_tests(options);
-  // Repetitions go round the tests (each test once, then each again): a shared host's speed drifts by tens
-  // of percent within minutes, and taking turns gives every test the same mix of the host's phases, so a
-  // ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
-  std::vector<BenchTest*> alone, interleaved;
-  for (BenchTest& test : report.tests)
-    (options.interleave_decode && test.gen_tokens > 0 ? interleaved : alone).push_back(&test);
-  for (int r = 0; r < options.repetitions; ++r) {
-    for (BenchTest* test : alone)
-      test->tok_s.push_back(run_once(engine, *test, options, rng, report.max_kv_bytes));
-    if (!interleaved.empty()) run_interleaved(engine, interleaved, options, rng, report.max_kv_bytes);
+  for (const int threads : options.threads) {
+    const size_t first = report.tests.size();
+    std::vector<BenchTest> planned = plan_tests(options, ThreadPool::resolve(threads));
+    report.tests.insert(report.tests.end(), planned.begin(), planned.end());
+    std::vector<BenchTest*> group;
+    for (size_t i = first; i < report.tests.size(); ++i) group.push_back(&report.tests[i]);
+    report.bandwidths.push_back(run_thread_count(*model, std::move(group), options, rng, report));
   }
   for (BenchTest& test : report.tests) summarise(test);
   compare_to_depth0(report.tests);
-  report.peak_rss_bytes = peak_rss_bytes();
-  // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
-  // against the better of the two probes the fraction can understate, never overstate.
-  const kernels::cpu::ReadBandwidth bandwidth_after =
-      measure_bandwidth(report.threads, options.bandwidth_bytes);
-  report.bandwidth_gb_s = std::max(bandwidth_before.best_gb_s, bandwidth_after.best_gb_s);
-  report.bandwidth_median_gb_s = std::max(bandwidth_before.median_gb_s, bandwidth_after.median_gb_s);
+  report.bandwidth_gb_s = report.bandwidths.front().best_gb_s;
+  report.bandwidth_median_gb_s = report.bandwidths.front().median_gb_s;
   for (BenchTest& test : report.tests) {
-    if (test.gen_tokens == 0) continue;
+    if (!decode_only(test)) continue;
     // the mean depth over the generated tokens
     test.bytes_per_token =
         decode_bytes_per_token(*model, test.depth + test.gen_tokens / 2, options.kv, test.parallel);
     test.decode_bandwidth_fraction =
-        static_cast<double>(test.bytes_per_token) * test.mean_tok_s / (report.bandwidth_gb_s * 1e9);
+        static_cast<double>(test.bytes_per_token) * test.mean_tok_s / (test.bandwidth_gb_s * 1e9);
   }
   for (const BenchTest& test : report.tests) {
-    if (test.prompt_tokens > 0 && report.prefill_tok_s == 0.0) report.prefill_tok_s = test.mean_tok_s;
-    if (test.gen_tokens > 0 && report.decode_tok_s == 0.0) {
+    if (test.gen_tokens == 0 && report.prefill_tok_s == 0.0) report.prefill_tok_s = test.mean_tok_s;
+    if (decode_only(test) && report.decode_tok_s == 0.0) {
       report.decode_tok_s = test.mean_tok_s;
       report.bytes_per_token = test.bytes_per_token;
       report.decode_bandwidth_fraction = test.decode_bandwidth_fraction;
@@ -479,6 +542,12 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
   out["bandwidth_gb_s"] = report.bandwidth_gb_s;
   out["bandwidth_median_gb_s"] = report.bandwidth_median_gb_s;
   out["bandwidth_probe_bytes"] = report.bandwidth_bytes;
+  out["bandwidth"] = nlohmann::ordered_json::array();
+  for (const ThreadsBandwidth& probe : report.bandwidths) {
+    out["bandwidth"].push_back({{"threads", probe.threads},
+                                {"bandwidth_gb_s", probe.best_gb_s},
+                                {"bandwidth_median_gb_s", probe.median_gb_s}});
+  }
   out["prefill_tok_s"] = report.prefill_tok_s;
   out["decode_tok_s"] = report.decode_tok_s;
   out["bytes_per_token"] = report.bytes_per_token;
@@ -492,11 +561,13 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
     t["n_prompt"] = test.prompt_tokens;
     t["n_gen"] = test.gen_tokens;
     t["depth"] = test.depth;
-    if (test.gen_tokens > 0) t["parallel"] = test.parallel;
+    t["threads"] = test.threads;
+    if (decode_only(test)) t["parallel"] = test.parallel;
     t["tok_s"] = test.mean_tok_s;
     t["tok_s_sd"] = test.sd_tok_s;
     t["samples_tok_s"] = test.tok_s;
-    if (test.gen_tokens > 0) {
+    t["bandwidth_gb_s"] = test.bandwidth_gb_s;
+    if (decode_only(test)) {
       t["bytes_per_token"] = test.bytes_per_token;
       t["decode_bandwidth_fraction"] = test.decode_bandwidth_fraction;
     }
@@ -534,22 +605,25 @@ std::string bench_markdown(const BenchReport& report) {
       "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |{}\n",
       depths ? " vs depth 0 (median pair; interval, coverage) |" : "", depths ? " ---: |" : "");
   for (const BenchTest& test : report.tests) {
-    const bool decode = test.gen_tokens > 0;
+    const bool decode = decode_only(test);
     out +=
         fmt::format("| {} | {:.2f} MiB | {} | {} | {} | {:.2f} ± {:.2f} | {} | {} |", report.model,
-                    static_cast<double>(report.model_bytes) / (1024.0 * 1024.0), report.backend,
-                    report.threads, test.name, test.mean_tok_s, test.sd_tok_s,
+                    static_cast<double>(report.model_bytes) / (1024.0 * 1024.0), report.backend, test.threads,
+                    test.name, test.mean_tok_s, test.sd_tok_s,
                     decode ? fmt::format("{:.2f} MB", static_cast<double>(test.bytes_per_token) / 1e6) : "",
                     decode ? fmt::format("{:.1f}%", 100.0 * test.decode_bandwidth_fraction) : "");
     if (depths) out += fmt::format(" {} |", depth_change(test));
     out += "\n";
   }
-  out += fmt::format(
-      "\nstreaming read bandwidth: {:.2f} GB/s best pass, {:.2f} median ({} threads, {:.2f} GiB probe); isa: "
-      "{}; weights: {}\n",
-      report.bandwidth_gb_s, report.bandwidth_median_gb_s, report.threads,
-      static_cast<double>(report.bandwidth_bytes) / static_cast<double>(size_t{1} << 30), report.isa,
-      report.weights);
+  std::string probes;
+  for (const ThreadsBandwidth& probe : report.bandwidths) {
+    probes += fmt::format("{}{:.2f} GB/s best pass, {:.2f} median ({} thread{}, {:.2f} GiB probe)",
+                          probes.empty() ? "" : "; ", probe.best_gb_s, probe.median_gb_s, probe.threads,
+                          probe.threads == 1 ? "" : "s",
+                          static_cast<double>(report.bandwidth_bytes) / static_cast<double>(size_t{1} << 30));
+  }
+  out += fmt::format("\nstreaming read bandwidth: {}; isa: {}; weights: {}\n", probes, report.isa,
+                     report.weights);
   out += fmt::format("peak RSS {:.1f} MiB (file {:.1f} MiB, sequence state held at once {:.1f} MiB)\n",
                      static_cast<double>(report.peak_rss_bytes) / (1024.0 * 1024.0),
                      static_cast<double>(report.model_bytes) / (1024.0 * 1024.0),

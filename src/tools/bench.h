@@ -3,7 +3,8 @@
 // memory roofline (design.md: decode is bandwidth-bound).
 //
 // Usage:
-//   tools::BenchOptions options{.model_path = "m.gguf", .prompt_tokens = {512}, .gen_tokens = {128}};
+//   tools::BenchOptions options{.model_path = "m.gguf", .prompt_tokens = {512}, .gen_tokens = {128},
+//                               .threads = {1, 2}};
 //   const tools::BenchReport report = tools::run_bench(options);
 //   std::puts(tools::bench_markdown(report).c_str());
 #pragma once
@@ -34,16 +35,25 @@ inline constexpr int64_t kMaxTestTokens = int64_t{1} << 40;
 // while decode streams 7 GB a token from memory.
 size_t default_bandwidth_bytes();
 
+// A prompt then its generation, timed together (llama-bench's -pg): "pp512+tg128".
+struct PromptThenGen {
+  int64_t prompt_tokens = 0;
+  int64_t gen_tokens = 0;
+};
+
 struct BenchOptions {
   std::string model_path;
-  std::vector<int64_t> prompt_tokens{512};  // one pp test per entry (0 entries skipped)
-  std::vector<int64_t> gen_tokens{128};     // one tg test per entry (0 entries skipped)
-  std::vector<int64_t> depths{0};           // tokens already in the context before each test
+  std::vector<int64_t> prompt_tokens{512};       // one pp test per entry (0 entries skipped)
+  std::vector<int64_t> gen_tokens{128};          // one tg test per entry (0 entries skipped)
+  std::vector<PromptThenGen> prompt_then_gen{};  // one pp+tg test per entry, each count ≥ 1
+  std::vector<int64_t> depths{0};                // tokens already in the context before each test
   // Sequences each tg test decodes in lockstep, one token of each a step (a server's batched decode):
   // one tg test per entry, each ≥ 1 and ≤ kMaxParallel.
   std::vector<int64_t> parallel{1};
   int repetitions = 5;
-  int threads = 0;  // 0: every hardware thread
+  // Every test runs once per entry, on an engine with that many threads and against a bandwidth probe on
+  // as many (0: every hardware thread).
+  std::vector<int> threads{0};
   bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
   runtime::KvPrecision kv = runtime::KvPrecision::kF16;
@@ -72,14 +82,17 @@ struct MedianInterval {
 };
 
 struct BenchTest {
-  std::string name{};  // "pp512", "tg128", with " x4" for 4 sequences at once, " @ d4096" at a depth
+  // "pp512", "tg128", "pp512+tg128", with " x4" for 4 sequences at once, " @ d4096" at a depth
+  std::string name{};
   int64_t prompt_tokens = 0;
-  int64_t gen_tokens = 0;  // per sequence
+  int64_t gen_tokens = 0;  // per sequence; with prompt_tokens too, a pp+tg test timed as one
+  int threads = 0;         // resolved: ≥ 1
   int64_t parallel = 1;    // tg only: sequences decoded in lockstep; tok_s counts all their tokens
   int64_t depth = 0;
   std::vector<double> tok_s{};  // one per repetition
   double mean_tok_s = 0.0;
   double sd_tok_s = 0.0;
+  double bandwidth_gb_s = 0.0;             // the best probe pass on this test's threads
   uint64_t bytes_per_token = 0;            // tg only: decode bytes read per token at this depth and parallel
   double decode_bandwidth_fraction = 0.0;  // tg only
   // A test at a depth whose depth-0 twin (the same pp or tg count) also ran: the median over repetitions
@@ -89,26 +102,35 @@ struct BenchTest {
   std::optional<MedianInterval> vs_depth0_interval{};
 };
 
+// The streaming-read probe on one thread count, the better of its passes before and after that count's
+// tests (kernels::cpu::ReadBandwidth's best and median).
+struct ThreadsBandwidth {
+  int threads = 0;
+  double best_gb_s = 0.0;
+  double median_gb_s = 0.0;
+};
+
 struct BenchReport {
   std::string model;  // general.name, or the file name
   std::string file;
   std::string backend;
   bool read_only_matmuls = false;  // BenchOptions::read_only_matmuls: the figures are a ceiling
-  int threads = 0;
+  int threads = 0;                 // the first thread count's: the headline figures are its tests'
   std::string isa;
   std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement), the PTQ1_0 form if any, and
                         // the PQ2_0 one if not rows
   uint64_t model_bytes = 0;
-  double bandwidth_gb_s = 0.0;         // the probe's best pass: what the fractions are of
-  double bandwidth_median_gb_s = 0.0;  // its median pass (kernels::cpu::ReadBandwidth)
-  size_t bandwidth_bytes = 0;          // the buffer the probe streamed
+  double bandwidth_gb_s = 0.0;               // the first thread count's best probe pass
+  double bandwidth_median_gb_s = 0.0;        // and its median pass
+  std::vector<ThreadsBandwidth> bandwidths;  // one per thread count, in the order run
+  size_t bandwidth_bytes = 0;                // the buffer the probe streamed
   std::vector<BenchTest> tests;
-  // Headline figures: the first pp and tg tests (0 when there is none).
+  // Headline figures: the first pp and tg tests (0 when there is none); pp+tg tests are neither.
   double prefill_tok_s = 0.0;
   double decode_tok_s = 0.0;
   uint64_t bytes_per_token = 0;
   double decode_bandwidth_fraction = 0.0;
-  uint64_t peak_rss_bytes = 0;  // of the whole process, at the end of the run
+  uint64_t peak_rss_bytes = 0;  // of the whole process over the tests (the probes' buffers left out)
   uint64_t max_kv_bytes = 0;    // the most sequence state (KV + recurrent + conv) held at once
 };
 
@@ -135,7 +157,9 @@ std::optional<MedianInterval> median_interval(std::vector<double> values);
 // (0: default_bandwidth_bytes()).
 kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes);
 
-// Throws Error(kInput) for no tests, repetitions < 1, negative counts or depths.
+// Throws Error(kInput) for no tests, repetitions < 1, counts, depths or thread counts out of range, and
+// options that would change nothing the tests run: --parallel without a tg test, --synthetic-depth
+// without a depth, --interleave without a tg test.
 BenchReport run_bench(const BenchOptions& options);
 
 nlohmann::ordered_json bench_json(const BenchReport& report);

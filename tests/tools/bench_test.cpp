@@ -88,7 +88,7 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBAndTooManyThreads) {
   small_probe.bandwidth_bytes = kMinBandwidthBytes - 1;
   BenchOptions too_many = small_probe;
   too_many.bandwidth_bytes = kMinBandwidthBytes;
-  too_many.threads = 100000;
+  too_many.threads = {2, 100000};
   const std::pair<const BenchOptions*, const char*> cases[] = {
       {&small_probe, "--bandwidth-bytes must be at least 67108864"},
       {&too_many, "threads must be 0 to 1024, got 100000"}};
@@ -118,12 +118,20 @@ TEST(BenchOptions, DefaultProbeStreamsSixteenTimesTheLastLevelCacheWhereMemoryAl
 // Each ratio pairs a depth test's repetition with its depth-0 twin's of the same round; the median
 // ignores the one round a host's phase threw off, where the ratio of the means would not.
 TEST(BenchDepth, ComparesEachRoundWithItsDepthZeroTwinByTheMedian) {
-  std::vector<BenchTest> tests(4);
-  tests[0] = {.name = "tg32", .gen_tokens = 32, .tok_s = {5.0, 6.0, 7.0, 4.0}};
-  tests[1] = {.name = "tg32 @ d8192", .gen_tokens = 32, .depth = 8192, .tok_s = {4.5, 5.4, 7.7, 2.0}};
-  tests[2] = {.name = "pp16 @ d8192", .prompt_tokens = 16, .depth = 8192, .tok_s = {9.0, 9.0, 9.0, 9.0}};
-  tests[3] = {.name = "tg32 @ d1024", .gen_tokens = 32, .depth = 1024, .tok_s = {4.0, 4.0}};
+  std::vector<BenchTest> tests(5);
+  tests[0] = {.name = "tg32", .gen_tokens = 32, .threads = 1, .tok_s = {5.0, 6.0, 7.0, 4.0}};
+  tests[1] = {
+      .name = "tg32 @ d8192", .gen_tokens = 32, .threads = 1, .depth = 8192, .tok_s = {4.5, 5.4, 7.7, 2.0}};
+  tests[2] = {.name = "pp16 @ d8192",
+              .prompt_tokens = 16,
+              .threads = 1,
+              .depth = 8192,
+              .tok_s = {9.0, 9.0, 9.0, 9.0}};
+  tests[3] = {.name = "tg32 @ d1024", .gen_tokens = 32, .threads = 1, .depth = 1024, .tok_s = {4.0, 4.0}};
+  tests[4] = {
+      .name = "tg32 @ d8192", .gen_tokens = 32, .threads = 2, .depth = 8192, .tok_s = {4.5, 5.4, 7.7, 2.0}};
   compare_to_depth0(tests);
+  EXPECT_FALSE(tests[4].vs_depth0);  // its twin ran on another thread count
   EXPECT_FALSE(tests[0].vs_depth0);  // the twin itself
   ASSERT_TRUE(tests[1].vs_depth0);
   EXPECT_NEAR(*tests[1].vs_depth0, -0.1, 1e-12);  // ratios 0.9, 0.9, 1.1, 0.5: median 0.9
@@ -240,6 +248,86 @@ TEST(BenchOptions, RejectAParallelCountOutsideOneTo256) {
   }
 }
 
+// -t as a list runs every test on each thread count, each against a probe on as many threads; the
+// headline figures are the first count's.
+TEST(BenchCli, AThreadListRunsEveryTestOnEachCountAgainstItsOwnProbe) {
+  const auto report = nlohmann::json::parse(
+      run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                  " -p 8 -n 2 -r 1 -t 1,2 --bandwidth-bytes 67108864 --json"));
+  ASSERT_EQ(report["bandwidth"].size(), 2u);
+  ASSERT_EQ(report["tests"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& test = report["tests"][i];
+    const auto& probe = report["bandwidth"][i / 2];
+    EXPECT_EQ(test["test"], i % 2 == 0 ? "pp8" : "tg2");
+    EXPECT_EQ(test["threads"], i < 2 ? 1 : 2);
+    EXPECT_EQ(probe["threads"], test["threads"]);
+    EXPECT_EQ(test["bandwidth_gb_s"], probe["bandwidth_gb_s"]);
+  }
+  const auto& tg = report["tests"][1];
+  EXPECT_NEAR(tg["decode_bandwidth_fraction"].get<double>(),
+              tg["bytes_per_token"].get<double>() * tg["tok_s"].get<double>() /
+                  (report["bandwidth"][0]["bandwidth_gb_s"].get<double>() * 1e9),
+              1e-9);
+  EXPECT_EQ(report["threads"], 1);
+  EXPECT_EQ(report["bandwidth_gb_s"], report["bandwidth"][0]["bandwidth_gb_s"]);
+  EXPECT_EQ(report["decode_tok_s"], tg["tok_s"]);
+}
+
+// --pg times a prompt and its generation as one test: its t/s counts both over their time together, so
+// a repetition takes about as long as the pp and tg tests of the same counts one after the other.
+TEST(BenchCli, APromptThenGenTestCountsBothOverTheirTimeTogether) {
+  const auto report = nlohmann::json::parse(
+      run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                  " -p 64 -n 64 --pg 64,64 -r 3 -t 1 --bandwidth-bytes 67108864 --json"));
+  ASSERT_EQ(report["tests"].size(), 3u);
+  const auto& together = report["tests"][2];
+  EXPECT_EQ(together["test"], "pp64+tg64");
+  EXPECT_EQ(together["n_prompt"], 64);
+  EXPECT_EQ(together["n_gen"], 64);
+  EXPECT_FALSE(together.contains("bytes_per_token"));  // not a decode-only rate
+  EXPECT_EQ(report["prefill_tok_s"], report["tests"][0]["tok_s"]);
+  EXPECT_EQ(report["decode_tok_s"], report["tests"][1]["tok_s"]);
+  // The fastest repetition's seconds: counting only one of the two parts would halve the pp+tg time.
+  const auto fastest_seconds = [](const nlohmann::json& test, double tokens) {
+    double rate = 0.0;
+    for (const auto& sample : test["samples_tok_s"]) rate = std::max(rate, sample.get<double>());
+    return tokens / rate;
+  };
+  const double apart = fastest_seconds(report["tests"][0], 64) + fastest_seconds(report["tests"][1], 64);
+  const double ratio = fastest_seconds(together, 128) / apart;
+  EXPECT_GT(ratio, 0.67);
+  EXPECT_LT(ratio, 1.5);
+}
+
+// An option that would change nothing the planned tests run is refused, not ignored.
+TEST(BenchOptions, RefuseOptionsThatWouldChangeNothing) {
+  BenchOptions base;
+  base.model_path = testing_support::tiny_pq2_model();
+  base.bandwidth_bytes = kMinBandwidthBytes;
+  base.gen_tokens = {0};
+  BenchOptions parallel = base, interleave = base, synthetic = base, empty_pg = base;
+  parallel.parallel = {1, 4};
+  interleave.interleave_decode = true;
+  synthetic.gen_tokens = {2};
+  synthetic.synthetic_depth = true;
+  empty_pg.prompt_then_gen = {{.prompt_tokens = 8, .gen_tokens = 0}};
+  const std::pair<const BenchOptions*, const char*> cases[] = {
+      {&parallel, "--parallel applies to tg tests: give a positive -n"},
+      {&interleave, "--interleave runs tg tests together: give a positive -n"},
+      {&synthetic, "--synthetic-depth fills a depth: give a positive -d"},
+      {&empty_pg, "--pg takes prompt and generation counts of 1 to"}};
+  for (const auto& [options, message] : cases) {
+    try {
+      run_bench(*options);
+      ADD_FAILURE() << "expected an error: " << message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
   const std::string out = run_command(std::string(TERN_BINARY) +
                                       " bench --memory-bandwidth -t 2 --bandwidth-bytes 67108864 --json");
@@ -247,6 +335,9 @@ TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
   EXPECT_GT(report["bandwidth_median_gb_s"].get<double>(), 0.0);
   EXPECT_LE(report["bandwidth_median_gb_s"].get<double>(), report["bandwidth_gb_s"].get<double>());
   EXPECT_EQ(report["bandwidth_probe_bytes"], 67108864);
+  EXPECT_EQ(report["threads"], 2);
+  ASSERT_EQ(report["bandwidth"].size(), 1u);
+  EXPECT_EQ(report["bandwidth"][0]["bandwidth_gb_s"], report["bandwidth_gb_s"]);
 }
 
 TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
