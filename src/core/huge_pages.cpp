@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <utility>
 
@@ -13,7 +14,10 @@ namespace tern {
 
 namespace {
 
+// A size within one huge page of the address space's end stays as it is, for mmap to refuse, rather than
+// wrapping to 0.
 size_t whole_huge_pages(size_t bytes) {
+  if (bytes > std::numeric_limits<size_t>::max() - (kHugePageBytes - 1)) return bytes;
   return (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
 }
 

@@ -13,6 +13,7 @@
 #include <random>
 #include <variant>
 
+#include "core/available_memory.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -197,6 +198,7 @@ void check_bandwidth_bytes(size_t bytes) {
          "machine), got {}",
          kMinBandwidthBytes, bytes);
   }
+  require_memory(bytes, "--bandwidth-bytes", " of probe buffer");
 }
 
 bool any_positive(const std::vector<int64_t>& counts) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -45,6 +46,14 @@ TEST(HugePageBuffer, ImpossibleSizeIsAnErrorNamingWhat) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("weights of m.gguf"), std::string::npos) << e.what();
+  }
+  // Within a huge page of the address space's end: rounding up to whole pages wrapped to 0 bytes.
+  try {
+    (void)HugePageBuffer::allocate(std::numeric_limits<size_t>::max(), "probe");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot map 18446744073709551615 bytes"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -81,8 +82,9 @@ TEST(BenchOptions, ReadOnlyMatmulsNeedTheCpuBackend) {
   }
 }
 
-// A probe buffer that fits in a cache would measure the cache; a thread count no machine has is a mistake.
-TEST(BenchOptions, RejectAProbeSmallerThan64MiBAndTooManyThreads) {
+// A probe buffer that fits in a cache would measure the cache, one past the memory cannot be made; a thread
+// count no machine has is a mistake.
+TEST(BenchOptions, RejectAProbeSmallerThan64MiBOrPastTheMemoryAndTooManyThreads) {
   BenchOptions small_probe;
   small_probe.model_path = testing_support::tiny_pq2_model();
   small_probe.bandwidth_bytes = kMinBandwidthBytes - 1;
@@ -102,6 +104,16 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBAndTooManyThreads) {
     }
   }
   EXPECT_THROW(measure_bandwidth(2, 4096), Error);
+  // A probe past the memory available is refused before it is mapped: 2^64 - 1 bytes wrapped to a
+  // mapping of 0 bytes, and a size near the memory met the OOM killer.
+  try {
+    (void)measure_bandwidth(2, std::numeric_limits<size_t>::max());
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
+    EXPECT_NE(std::string(e.what()).find("--bandwidth-bytes: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(" GiB of probe buffer needed, "), std::string::npos) << e.what();
+  }
 }
 
 // A probe buffer a few times the last-level cache is partly read from it: the default is sized to the
