@@ -35,6 +35,17 @@ std::string run_command(const std::string& command) {
   return out;
 }
 
+// run_bench refuses `options` with an input error that says `message`.
+void expect_refused(const BenchOptions& options, const std::string& message) {
+  try {
+    run_bench(options);
+    ADD_FAILURE() << "expected an error: " << message;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
 TEST(BenchCli, JsonReportHasPositiveFigures) {
   const std::string out =
       run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
@@ -72,14 +83,7 @@ TEST(BenchOptions, ReadOnlyMatmulsNeedTheCpuBackend) {
   options.model_path = testing_support::tiny_pq2_model();
   options.backend = runtime::Backend::kRef;
   options.read_only_matmuls = true;
-  try {
-    run_bench(options);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInput);
-    EXPECT_NE(std::string(e.what()).find("--read-only-matmuls needs the cpu backend"), std::string::npos)
-        << e.what();
-  }
+  expect_refused(options, "--read-only-matmuls needs the cpu backend");
 }
 
 // A probe buffer that fits in a cache would measure the cache, one past the memory cannot be made; a thread
@@ -94,15 +98,7 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBOrPastTheMemoryAndTooManyThreads)
   const std::pair<const BenchOptions*, const char*> cases[] = {
       {&small_probe, "--bandwidth-bytes must be at least 67108864"},
       {&too_many, "threads must be 0 to 1024, got 100000"}};
-  for (const auto& [options, message] : cases) {
-    try {
-      run_bench(*options);
-      ADD_FAILURE() << "expected an error: " << message;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInput);
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
+  for (const auto& [options, message] : cases) expect_refused(*options, message);
   EXPECT_THROW(measure_bandwidth(2, 4096), Error);
   // A probe past the memory available is refused before it is mapped: 2^64 - 1 bytes wrapped to a
   // mapping of 0 bytes, and a size near the memory met the OOM killer.
@@ -249,14 +245,7 @@ TEST(BenchOptions, RejectAParallelCountOutsideOneTo256) {
     options.model_path = testing_support::tiny_pq2_model();
     options.bandwidth_bytes = kMinBandwidthBytes;
     options.parallel = {1, sequences};
-    try {
-      run_bench(options);
-      ADD_FAILURE() << "expected an error for " << sequences;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInput);
-      EXPECT_NE(std::string(e.what()).find("--parallel takes sequence counts of 1 to 256"), std::string::npos)
-          << e.what();
-    }
+    expect_refused(options, "--parallel takes sequence counts of 1 to 256");
   }
 }
 
@@ -329,15 +318,7 @@ TEST(BenchOptions, RefuseOptionsThatWouldChangeNothing) {
       {&interleave, "--interleave runs tg tests together: give a positive -n"},
       {&synthetic, "--synthetic-depth fills a depth: give a positive -d"},
       {&empty_pg, "--pg takes prompt and generation counts of 1 to"}};
-  for (const auto& [options, message] : cases) {
-    try {
-      run_bench(*options);
-      ADD_FAILURE() << "expected an error: " << message;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kInput);
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
+  for (const auto& [options, message] : cases) expect_refused(*options, message);
 }
 
 TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
