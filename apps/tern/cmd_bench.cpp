@@ -39,21 +39,23 @@ struct BenchArgs {
 };
 
 // The lists are split here, not by CLI11's delimiter, which drops an empty element: "-d ,16" would have
-// run depth 16 alone. A count past int64 becomes INT64_MAX, for tools::run_bench's range check to name.
-std::vector<int64_t> parse_counts(const std::vector<std::string>& lists, std::string_view option) {
+// run depth 16 alone. Each count is named as typed where it is outside [least, most].
+std::vector<int64_t> parse_counts(const std::vector<std::string>& lists, std::string_view option,
+                                  int64_t least, int64_t most) {
   std::vector<int64_t> counts;
   for (const std::string& list : lists) {
     for (size_t begin = 0;;) {
       const size_t end = std::min(list.find(',', begin), list.size());
       const std::string_view item = std::string_view(list).substr(begin, end - begin);
+      const std::string where = item == list ? "" : fmt::format(" in '{}'", list);
       int64_t count = 0;
       const auto [last, error] = read_decimal(item, count);
-      if (error == std::errc::result_out_of_range) count = item.front() == '-' ? INT64_MIN : INT64_MAX;
       if (item.empty() || (error != std::errc() && error != std::errc::result_out_of_range) ||
           last != item.data() + item.size()) {
-        const std::string where = item == list ? "" : fmt::format(" in '{}'", list);
         fail(ErrorKind::kInput, "{}: '{}'{} is not a whole number", option, item, where);
       }
+      if (error == std::errc::result_out_of_range || count < least || count > most)
+        fail(ErrorKind::kInput, "{}: '{}'{} is outside {}..{}", option, item, where, least, most);
       counts.push_back(count);
       if (end == list.size()) break;
       begin = end + 1;
@@ -66,7 +68,7 @@ std::vector<int64_t> parse_counts(const std::vector<std::string>& lists, std::st
 std::vector<tools::PromptThenGen> parse_prompt_then_gen(const std::vector<std::string>& pairs) {
   std::vector<tools::PromptThenGen> tests;
   for (const std::string& pair : pairs) {
-    const std::vector<int64_t> counts = parse_counts({pair}, "--pg");
+    const std::vector<int64_t> counts = parse_counts({pair}, "--pg", 1, tools::kMaxTestTokens);
     if (counts.size() != 2) fail(ErrorKind::kInput, "--pg: '{}' is not PP,TG (two counts)", pair);
     tests.push_back({.prompt_tokens = counts[0], .gen_tokens = counts[1]});
   }
@@ -75,38 +77,19 @@ std::vector<tools::PromptThenGen> parse_prompt_then_gen(const std::vector<std::s
 
 std::vector<int> parse_thread_counts(const std::vector<std::string>& lists) {
   std::vector<int> threads;
-  for (const int64_t count : parse_counts(lists, "-t")) {
-    if (count < 0 || count > ThreadPool::kMaxThreads)
-      fail(ErrorKind::kInput, "-t: {} is not a thread count of 0 to {}", count, ThreadPool::kMaxThreads);
+  for (const int64_t count : parse_counts(lists, "-t", 0, ThreadPool::kMaxThreads))
     threads.push_back(static_cast<int>(count));
-  }
   return threads;
 }
 
 void print_bandwidth(const std::vector<int>& threads, size_t bytes, bool json) {
-  std::vector<kernels::cpu::ReadBandwidth> reads;
-  for (const int count : threads) reads.push_back(tools::measure_bandwidth(count, bytes));
+  const tools::BandwidthProbes probes = tools::measure_bandwidths(threads, bytes);
   if (json) {
-    nlohmann::ordered_json out{{"bandwidth_gb_s", reads.front().best_gb_s},
-                               {"bandwidth_median_gb_s", reads.front().median_gb_s},
-                               {"bandwidth_probe_bytes", reads.front().bytes},
-                               {"threads", ThreadPool::resolve(threads.front())},
-                               {"bandwidth", nlohmann::ordered_json::array()}};
-    for (size_t i = 0; i < reads.size(); ++i) {
-      out["bandwidth"].push_back({{"threads", ThreadPool::resolve(threads[i])},
-                                  {"bandwidth_gb_s", reads[i].best_gb_s},
-                                  {"bandwidth_median_gb_s", reads[i].median_gb_s}});
-    }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", tools::bandwidth_json(probes.by_threads, probes.bytes).dump(2));
     return;
   }
-  for (size_t i = 0; i < reads.size(); ++i) {
-    const int count = ThreadPool::resolve(threads[i]);
-    fmt::print(
-        "streaming read bandwidth: {:.2f} GB/s best pass, {:.2f} median ({} thread{}, {:.2f} GiB probe)\n",
-        reads[i].best_gb_s, reads[i].median_gb_s, count, count == 1 ? "" : "s",
-        static_cast<double>(reads[i].bytes) / static_cast<double>(size_t{1} << 30));
-  }
+  for (const tools::ThreadsBandwidth& probe : probes.by_threads)
+    fmt::print("streaming read bandwidth: {}\n", tools::describe_probe(probe, probes.bytes));
 }
 
 void bench(BenchArgs& args) {
@@ -118,10 +101,10 @@ void bench(BenchArgs& args) {
   }
   if (args.options.model_path.empty())
     fail(ErrorKind::kInput, "tern bench needs a MODEL (or --memory-bandwidth)");
-  args.options.prompt_tokens = parse_counts(args.prompt_tokens, "-p");
-  args.options.gen_tokens = parse_counts(args.gen_tokens, "-n");
-  args.options.depths = parse_counts(args.depths, "-d");
-  args.options.parallel = parse_counts(args.parallel, "--parallel");
+  args.options.prompt_tokens = parse_counts(args.prompt_tokens, "-p", 0, tools::kMaxTestTokens);
+  args.options.gen_tokens = parse_counts(args.gen_tokens, "-n", 0, tools::kMaxTestTokens);
+  args.options.depths = parse_counts(args.depths, "-d", 0, tools::kMaxTestTokens);
+  args.options.parallel = parse_counts(args.parallel, "--parallel", 1, tools::kMaxParallel);
   args.options.prompt_then_gen = parse_prompt_then_gen(args.prompt_then_gen);
   args.options.threads = threads;
   args.options.backend = runtime::parse_backend(args.backend);
@@ -198,8 +181,16 @@ void add_bench_command(CLI::App& app) {
   BackendOptions::add_ptq1_form(*command, args->ptq1_form);
   BackendOptions::add_pq2_form(*command, args->pq2_form);
   command->add_flag("--json", args->json, "one JSON object instead of the table");
-  command->add_flag("--memory-bandwidth", args->memory_bandwidth,
-                    "measure only the streaming read bandwidth");
+  CLI::Option* memory_bandwidth = command->add_flag(
+      "--memory-bandwidth", args->memory_bandwidth,
+      "measure only the streaming read bandwidth (on each -t; takes only --bandwidth-bytes and --json)");
+  // The probe alone runs no test: an option of the tests given with it is a mistake, not a no-op.
+  for (CLI::Option* option : command->get_options()) {
+    if (option != memory_bandwidth && option->nonpositional() && !option->check_name("--threads") &&
+        !option->check_name("--bandwidth-bytes") && !option->check_name("--json") &&
+        !option->check_name("--help"))
+      memory_bandwidth->excludes(option);
+  }
   command->callback([args] { bench(*args); });
 }
 

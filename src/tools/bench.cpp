@@ -141,7 +141,7 @@ void decode_step(runtime::Engine& engine, DecodeRun& run, int64_t i) {
 // together). max_state_bytes grows to the state its sequences hold.
 double run_once(runtime::Engine& engine, const BenchTest& test, const BenchOptions& options,
                 std::mt19937& rng, uint64_t& max_state_bytes) {
-  if (test.gen_tokens == 0) {
+  if (kind_of(test) == TestKind::kPrompt) {
     runtime::SequenceState seq = new_test_sequence(engine, test, options, rng);
     max_state_bytes = std::max<uint64_t>(max_state_bytes, seq.bytes());
     const std::vector<int32_t> tokens = synthetic_tokens(engine.model(), test.prompt_tokens, rng);
@@ -190,15 +190,40 @@ void run_interleaved(runtime::Engine& engine, const std::vector<BenchTest*>& tes
   }
 }
 
-// A probe buffer that fits in cache measures the cache, and the decode fraction against it means nothing.
-void check_bandwidth_bytes(size_t bytes) {
-  if (bytes != 0 && bytes < kMinBandwidthBytes) {
+// The buffer the probe streams for a --bandwidth-bytes of `requested`. One that fits in cache measures the
+// cache, and the decode fraction against it means nothing; one past the memory available would meet the
+// OOM killer while it is filled.
+size_t probe_buffer_bytes(size_t requested) {
+  if (requested != 0 && requested < kMinBandwidthBytes) {
     fail(ErrorKind::kInput,
          "--bandwidth-bytes must be at least {} (64 MiB: the probe streams from memory) or 0 (sized to the "
          "machine), got {}",
-         kMinBandwidthBytes, bytes);
+         kMinBandwidthBytes, requested);
   }
+  const size_t bytes = requested != 0 ? requested : default_bandwidth_bytes();
   require_memory(bytes, "--bandwidth-bytes", " of probe buffer");
+  return bytes;
+}
+
+// Each thread count once (a second run of the same count would take another's depth-0 rounds as its
+// twins), and one on the ref backend, which runs on one thread whatever -t says.
+void check_thread_counts(const BenchOptions& options) {
+  if (options.threads.empty()) fail(ErrorKind::kInput, "no thread count given");
+  for (size_t i = 0; i < options.threads.size(); ++i) {
+    const int threads = options.threads[i];
+    if (threads < 0 || threads > ThreadPool::kMaxThreads)
+      fail(ErrorKind::kInput, "-t: thread counts must be 0 to {}, got {}", ThreadPool::kMaxThreads, threads);
+    for (size_t j = 0; j < i; ++j) {
+      const int earlier = options.threads[j];
+      if (earlier == threads) fail(ErrorKind::kInput, "-t: {} given twice", threads);
+      if (ThreadPool::resolve(earlier) == ThreadPool::resolve(threads)) {
+        fail(ErrorKind::kInput, "-t: {} and {} are both {} threads (0 is every hardware thread)", earlier,
+             threads, ThreadPool::resolve(threads));
+      }
+    }
+  }
+  if (options.backend == runtime::Backend::kRef && options.threads.size() > 1)
+    fail(ErrorKind::kInput, "--backend ref runs on one thread: give one -t");
 }
 
 bool any_positive(const std::vector<int64_t>& counts) {
@@ -220,12 +245,9 @@ void refuse_idle_options(const BenchOptions& options) {
 void validate(const BenchOptions& options) {
   if (options.repetitions < 1)
     fail(ErrorKind::kInput, "repetitions must be >= 1, got {}", options.repetitions);
-  if (options.threads.empty()) fail(ErrorKind::kInput, "no thread count given");
-  for (const int threads : options.threads) {
-    if (threads < 0 || threads > ThreadPool::kMaxThreads)
-      fail(ErrorKind::kInput, "threads must be 0 to {}, got {}", ThreadPool::kMaxThreads, threads);
-  }
-  check_bandwidth_bytes(options.bandwidth_bytes);
+  check_thread_counts(options);
+  (void)probe_buffer_bytes(
+      options.bandwidth_bytes);  // before the model loads: refused without waiting for it
   const auto out_of_range = [](const std::vector<int64_t>& v) {
     return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0 || x > kMaxTestTokens; });
   };
@@ -287,10 +309,6 @@ std::vector<BenchTest> plan_tests(const BenchOptions& options, int threads) {
   return tests;
 }
 
-bool decode_only(const BenchTest& test) {
-  return test.gen_tokens > 0 && test.prompt_tokens == 0;
-}
-
 // Each test's sequences, and the interleaved tests' all at once, fit in the memory available: checked
 // before the probe and the warm-up, so a depth too deep is a one-line error, not the OOM killer midway.
 // Where they fit only by evicting mapped weights (--mmap), the largest is named in a warning.
@@ -310,7 +328,7 @@ void check_tests_fit_memory(const model::Model& model, const std::vector<BenchTe
       largest = bytes;
       largest_name = what;
     }
-    if (options.interleave_decode && decode_only(test))
+    if (options.interleave_decode && kind_of(test) == TestKind::kGen)
       interleaved = runtime::saturating_sum(interleaved, bytes);
   }
   const std::string interleaved_name = fmt::format("the interleaved tests' sequences ({} KV)", kv);
@@ -348,6 +366,11 @@ std::string model_name(const model::Model& model, const std::string& path) {
 }
 
 }  // namespace
+
+TestKind kind_of(const BenchTest& test) {
+  if (test.gen_tokens == 0) return TestKind::kPrompt;
+  return test.prompt_tokens == 0 ? TestKind::kGen : TestKind::kPromptThenGen;
+}
 
 void compare_to_depth0(std::vector<BenchTest>& tests) {
   for (BenchTest& test : tests) {
@@ -420,56 +443,94 @@ size_t default_bandwidth_bytes() {
 }
 
 kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes) {
-  check_bandwidth_bytes(bytes);
+  const size_t size = probe_buffer_bytes(bytes);
   ThreadPool pool(ThreadPool::resolve(threads));
-  return kernels::cpu::measure_read_bandwidth(pool, bytes != 0 ? bytes : default_bandwidth_bytes());
+  return kernels::cpu::measure_read_bandwidth(pool, size);
+}
+
+BandwidthProbes measure_bandwidths(const std::vector<int>& threads, size_t bytes) {
+  BandwidthProbes probes;
+  for (const int count : threads) {
+    const kernels::cpu::ReadBandwidth read = measure_bandwidth(count, bytes);
+    probes.by_threads.push_back({ThreadPool::resolve(count), read.best_gb_s, read.median_gb_s});
+    probes.bytes = read.bytes;
+  }
+  return probes;
+}
+
+nlohmann::ordered_json bandwidth_json(const std::vector<ThreadsBandwidth>& probes, size_t probe_bytes) {
+  nlohmann::ordered_json out{{"threads", probes.front().threads},
+                             {"bandwidth_gb_s", probes.front().best_gb_s},
+                             {"bandwidth_median_gb_s", probes.front().median_gb_s},
+                             {"bandwidth_probe_bytes", probe_bytes},
+                             {"bandwidth", nlohmann::ordered_json::array()}};
+  for (const ThreadsBandwidth& probe : probes) {
+    out["bandwidth"].push_back({{"threads", probe.threads},
+                                {"bandwidth_gb_s", probe.best_gb_s},
+                                {"bandwidth_median_gb_s", probe.median_gb_s}});
+  }
+  return out;
+}
+
+std::string describe_probe(const ThreadsBandwidth& probe, size_t probe_bytes) {
+  return fmt::format("{:.2f} GB/s best pass, {:.2f} median ({} thread{}, {:.2f} GiB probe)", probe.best_gb_s,
+                     probe.median_gb_s, probe.threads, probe.threads == 1 ? "" : "s",
+                     static_cast<double>(probe_bytes) / kGiB);
 }
 
 namespace {
 
-// The tests of one thread count on an engine of their own, between two probes on as many threads: each
-// test's t/s samples and bandwidth, and the probe's better pass. Peak RSS and held state grow to this
-// group's.
-ThreadsBandwidth run_thread_count(const model::Model& model, std::vector<BenchTest*> tests,
-                                  const BenchOptions& options, std::mt19937& rng, BenchReport& report) {
-  const int threads = tests.front()->threads;
-  const kernels::cpu::ReadBandwidth before = measure_bandwidth(threads, options.bandwidth_bytes);
-  report.bandwidth_bytes = before.bytes;
-  reset_peak_rss();  // the probe's buffer is not the model's memory
+// What one thread count's run leaves beside its tests' samples.
+struct ThreadCountRun {
+  ThreadsBandwidth bandwidth;
+  size_t probe_bytes = 0;
+  uint64_t peak_rss_bytes = 0;  // over its tests, the probes' buffers left out
+  uint64_t max_state_bytes = 0;
+};
 
+// The tests of one thread count on an engine of their own, between two probes on as many threads (the
+// engine's: the ref backend runs on one). The generator starts afresh, so `-t 1,2` runs on 2 threads what
+// `-t 2` alone runs.
+ThreadCountRun run_thread_count(const model::Model& model, std::span<BenchTest> tests,
+                                const BenchOptions& options) {
   // Every step asks for each sequence's last row only, so one logit row a sequence (1 MB at a 248k
   // vocabulary, not 512 MB for max_batch_tokens rows) is all the scratch the head needs.
   const int64_t most_parallel = *std::max_element(options.parallel.begin(), options.parallel.end());
-  {
-    runtime::Engine engine(model, runtime::EngineOptions{.max_logit_rows = most_parallel,
-                                                         .backend = options.backend,
-                                                         .threads = threads,
-                                                         .pin_threads = options.pin_threads,
-                                                         .read_only_matmuls = options.read_only_matmuls});
-    {  // warm-up: one decode step maps every weight page in (and wakes the pool) before anything is timed
-      const BenchTest warm{.gen_tokens = 1};
-      run_once(engine, warm, options, rng, report.max_kv_bytes);
-    }
-    // Repetitions go round the tests (each test once, then each again): a shared host's speed drifts by
-    // tens of percent within minutes, and taking turns gives every test the same mix of the host's phases,
-    // so a ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
-    std::vector<BenchTest*> alone, interleaved;
-    for (BenchTest* test : tests)
-      (options.interleave_decode && decode_only(*test) ? interleaved : alone).push_back(test);
-    for (int r = 0; r < options.repetitions; ++r) {
-      for (BenchTest* test : alone)
-        test->tok_s.push_back(run_once(engine, *test, options, rng, report.max_kv_bytes));
-      if (!interleaved.empty()) run_interleaved(engine, interleaved, options, rng, report.max_kv_bytes);
-    }
+  runtime::Engine engine(model, runtime::EngineOptions{.max_logit_rows = most_parallel,
+                                                       .backend = options.backend,
+                                                       .threads = tests.front().threads,
+                                                       .pin_threads = options.pin_threads,
+                                                       .read_only_matmuls = options.read_only_matmuls});
+  ThreadCountRun run;
+  const kernels::cpu::ReadBandwidth before = measure_bandwidth(engine.threads(), options.bandwidth_bytes);
+  run.probe_bytes = before.bytes;
+  reset_peak_rss();  // the probe's buffer is not the model's memory
+  std::mt19937 rng(options.seed);
+  {  // warm-up: one decode step maps every weight page in (and wakes the pool) before anything is timed
+    const BenchTest warm{.gen_tokens = 1};
+    run_once(engine, warm, options, rng, run.max_state_bytes);
   }
-  report.peak_rss_bytes = std::max(report.peak_rss_bytes, peak_rss_bytes());
+  // Repetitions go round the tests (each test once, then each again): a shared host's speed drifts by
+  // tens of percent within minutes, and taking turns gives every test the same mix of the host's phases,
+  // so a ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
+  std::vector<BenchTest*> alone, interleaved;
+  for (BenchTest& test : tests) {
+    test.threads = engine.threads();
+    (options.interleave_decode && kind_of(test) == TestKind::kGen ? interleaved : alone).push_back(&test);
+  }
+  for (int r = 0; r < options.repetitions; ++r) {
+    for (BenchTest* test : alone)
+      test->tok_s.push_back(run_once(engine, *test, options, rng, run.max_state_bytes));
+    if (!interleaved.empty()) run_interleaved(engine, interleaved, options, rng, run.max_state_bytes);
+  }
+  run.peak_rss_bytes = peak_rss_bytes();
   // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
   // against the better of the two probes the fraction can understate, never overstate.
-  const kernels::cpu::ReadBandwidth after = measure_bandwidth(threads, options.bandwidth_bytes);
-  const ThreadsBandwidth bandwidth{threads, std::max(before.best_gb_s, after.best_gb_s),
-                                   std::max(before.median_gb_s, after.median_gb_s)};
-  for (BenchTest* test : tests) test->bandwidth_gb_s = bandwidth.best_gb_s;
-  return bandwidth;
+  const kernels::cpu::ReadBandwidth after = measure_bandwidth(engine.threads(), options.bandwidth_bytes);
+  run.bandwidth = {engine.threads(), std::max(before.best_gb_s, after.best_gb_s),
+                   std::max(before.median_gb_s, after.median_gb_s)};
+  for (BenchTest& test : tests) test.bandwidth_gb_s = run.bandwidth.best_gb_s;
+  return run;
 }
 
 }  // namespace
@@ -483,7 +544,6 @@ BenchReport run_bench(const BenchOptions& options) {
   report.backend = runtime::backend_name(options.backend);
   report.read_only_matmuls = options.read_only_matmuls;
   if (options.read_only_matmuls) report.backend += ", read-only matmuls";
-  report.threads = ThreadPool::resolve(options.threads.front());
   report.isa = cpu_features().describe();
   report.weights = options.load.placement == model::WeightPlacement::kMapped ? "mapped" : "huge pages";
   const auto has = [&](quant::TensorType type) {
@@ -497,23 +557,25 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
-  check_tests_fit_memory(*model, plan_tests(options, report.threads), options);
+  check_tests_fit_memory(*model, plan_tests(options, ThreadPool::resolve(options.threads.front())), options);
 
-  std::mt19937 rng(options.seed);
   for (const int threads : options.threads) {
-    const size_t first = report.tests.size();
     std::vector<BenchTest> planned = plan_tests(options, ThreadPool::resolve(threads));
-    report.tests.insert(report.tests.end(), planned.begin(), planned.end());
-    std::vector<BenchTest*> group;
-    for (size_t i = first; i < report.tests.size(); ++i) group.push_back(&report.tests[i]);
-    report.bandwidths.push_back(run_thread_count(*model, std::move(group), options, rng, report));
+    std::move(planned.begin(), planned.end(), std::back_inserter(report.tests));
+  }
+  const size_t tests_per_count = report.tests.size() / options.threads.size();
+  for (size_t first = 0; first < report.tests.size(); first += tests_per_count) {
+    const ThreadCountRun run =
+        run_thread_count(*model, std::span(report.tests).subspan(first, tests_per_count), options);
+    report.bandwidths.push_back(run.bandwidth);
+    report.bandwidth_bytes = run.probe_bytes;
+    report.peak_rss_bytes = std::max(report.peak_rss_bytes, run.peak_rss_bytes);
+    report.max_kv_bytes = std::max(report.max_kv_bytes, run.max_state_bytes);
   }
   for (BenchTest& test : report.tests) summarise(test);
   compare_to_depth0(report.tests);
-  report.bandwidth_gb_s = report.bandwidths.front().best_gb_s;
-  report.bandwidth_median_gb_s = report.bandwidths.front().median_gb_s;
   for (BenchTest& test : report.tests) {
-    if (!decode_only(test)) continue;
+    if (kind_of(test) != TestKind::kGen) continue;
     // the mean depth over the generated tokens
     test.bytes_per_token =
         decode_bytes_per_token(*model, test.depth + test.gen_tokens / 2, options.kv, test.parallel);
@@ -521,8 +583,9 @@ BenchReport run_bench(const BenchOptions& options) {
         static_cast<double>(test.bytes_per_token) * test.mean_tok_s / (test.bandwidth_gb_s * 1e9);
   }
   for (const BenchTest& test : report.tests) {
-    if (test.gen_tokens == 0 && report.prefill_tok_s == 0.0) report.prefill_tok_s = test.mean_tok_s;
-    if (decode_only(test) && report.decode_tok_s == 0.0) {
+    if (kind_of(test) == TestKind::kPrompt && report.prefill_tok_s == 0.0)
+      report.prefill_tok_s = test.mean_tok_s;
+    if (kind_of(test) == TestKind::kGen && report.decode_tok_s == 0.0) {
       report.decode_tok_s = test.mean_tok_s;
       report.bytes_per_token = test.bytes_per_token;
       report.decode_bandwidth_fraction = test.decode_bandwidth_fraction;
@@ -538,18 +601,9 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
   out["model_bytes"] = report.model_bytes;
   out["backend"] = report.backend;
   out["read_only_matmuls"] = report.read_only_matmuls;
-  out["threads"] = report.threads;
   out["isa"] = report.isa;
   out["weights"] = report.weights;
-  out["bandwidth_gb_s"] = report.bandwidth_gb_s;
-  out["bandwidth_median_gb_s"] = report.bandwidth_median_gb_s;
-  out["bandwidth_probe_bytes"] = report.bandwidth_bytes;
-  out["bandwidth"] = nlohmann::ordered_json::array();
-  for (const ThreadsBandwidth& probe : report.bandwidths) {
-    out["bandwidth"].push_back({{"threads", probe.threads},
-                                {"bandwidth_gb_s", probe.best_gb_s},
-                                {"bandwidth_median_gb_s", probe.median_gb_s}});
-  }
+  out.update(bandwidth_json(report.bandwidths, report.bandwidth_bytes));
   out["prefill_tok_s"] = report.prefill_tok_s;
   out["decode_tok_s"] = report.decode_tok_s;
   out["bytes_per_token"] = report.bytes_per_token;
@@ -564,12 +618,12 @@ nlohmann::ordered_json bench_json(const BenchReport& report) {
     t["n_gen"] = test.gen_tokens;
     t["depth"] = test.depth;
     t["threads"] = test.threads;
-    if (decode_only(test)) t["parallel"] = test.parallel;
+    if (kind_of(test) == TestKind::kGen) t["parallel"] = test.parallel;
     t["tok_s"] = test.mean_tok_s;
     t["tok_s_sd"] = test.sd_tok_s;
     t["samples_tok_s"] = test.tok_s;
     t["bandwidth_gb_s"] = test.bandwidth_gb_s;
-    if (decode_only(test)) {
+    if (kind_of(test) == TestKind::kGen) {
       t["bytes_per_token"] = test.bytes_per_token;
       t["decode_bandwidth_fraction"] = test.decode_bandwidth_fraction;
     }
@@ -607,7 +661,7 @@ std::string bench_markdown(const BenchReport& report) {
       "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |{}\n",
       depths ? " vs depth 0 (median pair; interval, coverage) |" : "", depths ? " ---: |" : "");
   for (const BenchTest& test : report.tests) {
-    const bool decode = decode_only(test);
+    const bool decode = kind_of(test) == TestKind::kGen;
     out +=
         fmt::format("| {} | {:.2f} MiB | {} | {} | {} | {:.2f} ± {:.2f} | {} | {} |", report.model,
                     static_cast<double>(report.model_bytes) / (1024.0 * 1024.0), report.backend, test.threads,
@@ -619,10 +673,7 @@ std::string bench_markdown(const BenchReport& report) {
   }
   std::string probes;
   for (const ThreadsBandwidth& probe : report.bandwidths) {
-    probes += fmt::format("{}{:.2f} GB/s best pass, {:.2f} median ({} thread{}, {:.2f} GiB probe)",
-                          probes.empty() ? "" : "; ", probe.best_gb_s, probe.median_gb_s, probe.threads,
-                          probe.threads == 1 ? "" : "s",
-                          static_cast<double>(report.bandwidth_bytes) / static_cast<double>(size_t{1} << 30));
+    probes += (probes.empty() ? "" : "; ") + describe_probe(probe, report.bandwidth_bytes);
   }
   out += fmt::format("\nstreaming read bandwidth: {}; isa: {}; weights: {}\n", probes, report.isa,
                      report.weights);

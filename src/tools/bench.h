@@ -86,7 +86,7 @@ struct BenchTest {
   std::string name{};
   int64_t prompt_tokens = 0;
   int64_t gen_tokens = 0;  // per sequence; with prompt_tokens too, a pp+tg test timed as one
-  int threads = 0;         // resolved: ≥ 1
+  int threads = 0;         // the engine's: ≥ 1 (1 on the ref backend)
   int64_t parallel = 1;    // tg only: sequences decoded in lockstep; tok_s counts all their tokens
   int64_t depth = 0;
   std::vector<double> tok_s{};  // one per repetition
@@ -102,6 +102,10 @@ struct BenchTest {
   std::optional<MedianInterval> vs_depth0_interval{};
 };
 
+enum class TestKind { kPrompt, kGen, kPromptThenGen };
+// pp tests only feed a prompt, tg tests only decode, pp+tg tests do both.
+TestKind kind_of(const BenchTest& test);
+
 // The streaming-read probe on one thread count, the better of its passes before and after that count's
 // tests (kernels::cpu::ReadBandwidth's best and median).
 struct ThreadsBandwidth {
@@ -115,14 +119,11 @@ struct BenchReport {
   std::string file;
   std::string backend;
   bool read_only_matmuls = false;  // BenchOptions::read_only_matmuls: the figures are a ceiling
-  int threads = 0;                 // the first thread count's: the headline figures are its tests'
   std::string isa;
   std::string weights;  // "huge pages" or "mapped" (model::WeightPlacement), the PTQ1_0 form if any, and
                         // the PQ2_0 one if not rows
   uint64_t model_bytes = 0;
-  double bandwidth_gb_s = 0.0;               // the first thread count's best probe pass
-  double bandwidth_median_gb_s = 0.0;        // and its median pass
-  std::vector<ThreadsBandwidth> bandwidths;  // one per thread count, in the order run
+  std::vector<ThreadsBandwidth> bandwidths;  // one per thread count, in the order run: what fractions are of
   size_t bandwidth_bytes = 0;                // the buffer the probe streamed
   std::vector<BenchTest> tests;
   // Headline figures: the first pp and tg tests (0 when there is none); pp+tg tests are neither.
@@ -142,7 +143,8 @@ struct BenchReport {
 uint64_t decode_bytes_per_token(const model::Model& model, int64_t depth, runtime::KvPrecision kv,
                                 int64_t sequences = 1);
 
-// Sets vs_depth0 on every test at a depth > 0 with a depth-0 twin and as many repetitions. The repetitions
+// Sets vs_depth0 on every test at a depth > 0 with a depth-0 twin (the same counts on the same thread count)
+// and as many repetitions. The repetitions
 // take turns over the tests, so each ratio compares two runs seconds apart; their median is moved far less
 // than the ratio of means by a shared host's phases, which last seconds to minutes. With five rounds or
 // more it sets vs_depth0_interval too: whether a 10% line is resolved or only touched.
@@ -154,12 +156,28 @@ void compare_to_depth0(std::vector<BenchTest>& tests);
 std::optional<MedianInterval> median_interval(std::vector<double> values);
 
 // Streaming-read bandwidth on a pool of `threads` (0: every hardware thread), streaming `bytes`
-// (0: default_bandwidth_bytes()).
+// (0: default_bandwidth_bytes()). Throws Error(kInput) under kMinBandwidthBytes and Error(kCapacity) past
+// the memory available.
 kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes);
 
-// Throws Error(kInput) for no tests, repetitions < 1, counts, depths or thread counts out of range, and
-// options that would change nothing the tests run: --parallel without a tg test, --synthetic-depth
-// without a depth, --interleave without a tg test.
+// The probe on each of `threads` in turn (--memory-bandwidth), and the buffer it streamed.
+struct BandwidthProbes {
+  std::vector<ThreadsBandwidth> by_threads;
+  size_t bytes = 0;
+};
+BandwidthProbes measure_bandwidths(const std::vector<int>& threads, size_t bytes);
+
+// The probes' figures as the report gives them: the first thread count's bandwidth_gb_s,
+// bandwidth_median_gb_s and threads, bandwidth_probe_bytes, and a "bandwidth" entry per count.
+nlohmann::ordered_json bandwidth_json(const std::vector<ThreadsBandwidth>& probes, size_t probe_bytes);
+
+// "29.06 GB/s best pass, 28.68 median (2 threads, 1.00 GiB probe)"
+std::string describe_probe(const ThreadsBandwidth& probe, size_t probe_bytes);
+
+// Throws Error(kInput) for no tests, repetitions < 1, counts, depths or thread counts out of range, a
+// thread count given twice, several with the ref backend (one thread), and options that would change
+// nothing the tests run (--parallel or --interleave without a tg test, --synthetic-depth without a
+// depth); Error(kCapacity) for a probe or a test's state past the memory available.
 BenchReport run_bench(const BenchOptions& options);
 
 nlohmann::ordered_json bench_json(const BenchReport& report);

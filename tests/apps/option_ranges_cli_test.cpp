@@ -22,7 +22,7 @@ TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
        {std::pair<std::string, std::string>{"run -m " + tiny_model_path() + " -t 100000 -p hi -n 2",
                                             "--threads: Value 100000 not in range 0 to 1024"},
         {"bench " + tiny_model_path() + " -t 2,1025 -p 8 -n 2 -r 1",
-         "-t: 1025 is not a thread count of 0 to 1024"}}) {
+         "-t: '1025' in '2,1025' is outside 0..1024"}}) {
     const TernExit run = run_tern(args, "threads_err.txt");
     EXPECT_GT(run.code, 0) << args << ": " << run.err;
     EXPECT_TRUE(says(run, message)) << args << ": " << run.err;
@@ -49,14 +49,21 @@ TEST(OptionRangesCli, ServeRefusesOptionsPastWhatTheyCanMean) {
   }
 }
 
-// A stray comma or a word in a count list is named: before, CLI11's delimiter dropped an empty element, so
-// `-d ,16` ran depth 16 alone.
+// A stray comma, a word or a count out of range in a count list is named as typed: before, CLI11's
+// delimiter dropped an empty element, so `-d ,16` ran depth 16 alone, and a count past int64 was named as
+// 9223372036854775807. The probe alone takes none of the tests' options.
 TEST(OptionRangesCli, BenchRefusesAMalformedCountList) {
   for (const auto& [option, message] :
        {std::pair<std::string, std::string>{"-d ,16", "-d: '' in ',16' is not"},
         {"-p 8,abc", "-p: 'abc' in '8,abc' is not a whole number"},
         {"-n 16,", "-n: '' in '16,' is not"},
-        {"--parallel 1.5", "--parallel: '1.5' is not a whole number"}}) {
+        {"--parallel 1.5", "--parallel: '1.5' is not a whole number"},
+        {"--parallel 1,257", "--parallel: '257' in '1,257' is outside 1..256"},
+        {"-t 99999999999999999999", "-t: '99999999999999999999' is outside 0..1024"},
+        {"--pg 512", "--pg: '512' is not PP,TG (two counts)"},
+        {"--pg 1,2,3", "--pg: '1,2,3' is not PP,TG (two counts)"},
+        {"--pg 8,0", "--pg: '0' in '8,0' is outside 1..1099511627776"},
+        {"--memory-bandwidth -p 8", " excludes --memory-bandwidth"}}) {
     const TernExit run = run_tern("bench " + tiny_model_path() + " -r 1 " + option, "count_list_err.txt");
     EXPECT_GT(run.code, 0) << option << ": " << run.err;
     EXPECT_TRUE(says(run, message)) << option << ": " << run.err;
@@ -84,7 +91,7 @@ TEST(OptionRangesCli, BenchAndServeRefuseStatePastTheMemoryAvailable) {
   const TernExit range =
       run_tern("bench " + tiny_model_path() + " -p 8 -n 2 -d 2199023255552", "deep_err.txt");
   EXPECT_GT(range.code, 0) << range.err;
-  EXPECT_TRUE(says(range, "depth counts must be 0 to 1099511627776")) << range.err;
+  EXPECT_TRUE(says(range, "-d: '2199023255552' is outside 0..1099511627776")) << range.err;
 
   const TernExit serve =
       run_tern("serve " + tiny_model_path() + " --host 256.256.256.256 --parallel 256 --ctx-size 4194304",

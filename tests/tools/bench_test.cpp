@@ -3,6 +3,7 @@
 // tensors and state.
 #include "tools/bench.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,11 +13,13 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "quant/pq2_panels.h"
 #include "quant/types.h"
 #include "tests/model/tiny_model.h"
@@ -35,13 +38,14 @@ std::string run_command(const std::string& command) {
   return out;
 }
 
-// run_bench refuses `options` with an input error that says `message`.
-void expect_refused(const BenchOptions& options, const std::string& message) {
+// run_bench refuses `options` with an error of `kind` that says `message`.
+void expect_refused(const BenchOptions& options, const std::string& message,
+                    ErrorKind kind = ErrorKind::kInput) {
   try {
     run_bench(options);
     ADD_FAILURE() << "expected an error: " << message;
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_EQ(e.kind(), kind) << e.what();
     EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
   }
 }
@@ -97,7 +101,7 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBOrPastTheMemoryAndTooManyThreads)
   too_many.threads = {2, 100000};
   const std::pair<const BenchOptions*, const char*> cases[] = {
       {&small_probe, "--bandwidth-bytes must be at least 67108864"},
-      {&too_many, "threads must be 0 to 1024, got 100000"}};
+      {&too_many, "-t: thread counts must be 0 to 1024, got 100000"}};
   for (const auto& [options, message] : cases) expect_refused(*options, message);
   EXPECT_THROW(measure_bandwidth(2, 4096), Error);
   // A probe past the memory available is refused before it is mapped: 2^64 - 1 bytes wrapped to a
@@ -110,6 +114,36 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBOrPastTheMemoryAndTooManyThreads)
     EXPECT_NE(std::string(e.what()).find("--bandwidth-bytes: "), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(" GiB of probe buffer needed, "), std::string::npos) << e.what();
   }
+  // And by run_bench before the model loads: no file is read to find out.
+  BenchOptions huge_probe;
+  huge_probe.model_path = "/nonexistent/model.gguf";
+  huge_probe.bandwidth_bytes = std::numeric_limits<size_t>::max();
+  expect_refused(huge_probe, " GiB of probe buffer needed, ", ErrorKind::kCapacity);
+}
+
+// A thread count run twice would take the other run's depth-0 rounds as its twins; the ref backend runs on
+// one thread whatever -t says, and its tests say so.
+TEST(BenchOptions, EachThreadCountOnceAndOneOnTheRefBackend) {
+  BenchOptions twice;
+  twice.model_path = testing_support::tiny_pq2_model();
+  twice.bandwidth_bytes = kMinBandwidthBytes;
+  twice.threads = {2, 1, 2};
+  BenchOptions every_thread = twice;
+  every_thread.threads = {static_cast<int>(ThreadPool::resolve(0)), 0};
+  BenchOptions ref = twice;
+  ref.backend = runtime::Backend::kRef;
+  ref.threads = {1, 2};
+  expect_refused(twice, "-t: 2 given twice");
+  expect_refused(every_thread,
+                 fmt::format("are both {} threads (0 is every hardware thread)", ThreadPool::resolve(0)));
+  expect_refused(ref, "--backend ref runs on one thread: give one -t");
+  ref.threads = {2};
+  ref.prompt_tokens = {0};
+  ref.gen_tokens = {1};
+  ref.repetitions = 1;
+  const BenchReport report = run_bench(ref);
+  EXPECT_EQ(report.tests.front().threads, 1);
+  EXPECT_EQ(report.bandwidths.front().threads, 1);
 }
 
 // A probe buffer a few times the last-level cache is partly read from it: the default is sized to the
@@ -265,40 +299,64 @@ TEST(BenchCli, AThreadListRunsEveryTestOnEachCountAgainstItsOwnProbe) {
     EXPECT_EQ(probe["threads"], test["threads"]);
     EXPECT_EQ(test["bandwidth_gb_s"], probe["bandwidth_gb_s"]);
   }
-  const auto& tg = report["tests"][1];
-  EXPECT_NEAR(tg["decode_bandwidth_fraction"].get<double>(),
-              tg["bytes_per_token"].get<double>() * tg["tok_s"].get<double>() /
-                  (report["bandwidth"][0]["bandwidth_gb_s"].get<double>() * 1e9),
-              1e-9);
+  for (const size_t i : {1, 3}) {
+    const auto& tg = report["tests"][i];
+    EXPECT_NEAR(tg["decode_bandwidth_fraction"].get<double>(),
+                tg["bytes_per_token"].get<double>() * tg["tok_s"].get<double>() /
+                    (report["bandwidth"][i / 2]["bandwidth_gb_s"].get<double>() * 1e9),
+                1e-9)
+        << i;
+  }
   EXPECT_EQ(report["threads"], 1);
   EXPECT_EQ(report["bandwidth_gb_s"], report["bandwidth"][0]["bandwidth_gb_s"]);
-  EXPECT_EQ(report["decode_tok_s"], tg["tok_s"]);
+  EXPECT_EQ(report["prefill_tok_s"], report["tests"][0]["tok_s"]);
+  EXPECT_EQ(report["decode_tok_s"], report["tests"][1]["tok_s"]);
+  EXPECT_EQ(report["decode_bandwidth_fraction"], report["tests"][1]["decode_bandwidth_fraction"]);
 }
 
 // --pg times a prompt and its generation as one test: its t/s counts both over their time together, so
-// a repetition takes about as long as the pp and tg tests of the same counts one after the other.
+// a repetition takes about as long as the pp and tg tests of the same counts one after the other. Each
+// pair has one part that dominates, so leaving either part out of the time or the count shows.
 TEST(BenchCli, APromptThenGenTestCountsBothOverTheirTimeTogether) {
   const auto report = nlohmann::json::parse(
       run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
-                  " -p 64 -n 64 --pg 64,64 -r 3 -t 1 --bandwidth-bytes 67108864 --json"));
-  ASSERT_EQ(report["tests"].size(), 3u);
-  const auto& together = report["tests"][2];
-  EXPECT_EQ(together["test"], "pp64+tg64");
-  EXPECT_EQ(together["n_prompt"], 64);
-  EXPECT_EQ(together["n_gen"], 64);
-  EXPECT_FALSE(together.contains("bytes_per_token"));  // not a decode-only rate
-  EXPECT_EQ(report["prefill_tok_s"], report["tests"][0]["tok_s"]);
-  EXPECT_EQ(report["decode_tok_s"], report["tests"][1]["tok_s"]);
-  // The fastest repetition's seconds: counting only one of the two parts would halve the pp+tg time.
+                  " -p 256,4 -n 1,64 --pg 256,1 --pg 4,64 -r 3 -t 1 --bandwidth-bytes 67108864 --json"));
+  ASSERT_EQ(report["tests"].size(), 6u);
+  EXPECT_EQ(report["tests"][4]["test"], "pp256+tg1");
+  EXPECT_EQ(report["tests"][5]["test"], "pp4+tg64");
+  EXPECT_EQ(report["tests"][5]["n_prompt"], 4);
+  EXPECT_EQ(report["tests"][5]["n_gen"], 64);
+  EXPECT_FALSE(report["tests"][5].contains("bytes_per_token"));  // not a decode-only rate
+  // The fastest repetition's seconds, from its rate and its token count.
   const auto fastest_seconds = [](const nlohmann::json& test, double tokens) {
     double rate = 0.0;
     for (const auto& sample : test["samples_tok_s"]) rate = std::max(rate, sample.get<double>());
     return tokens / rate;
   };
-  const double apart = fastest_seconds(report["tests"][0], 64) + fastest_seconds(report["tests"][1], 64);
-  const double ratio = fastest_seconds(together, 128) / apart;
-  EXPECT_GT(ratio, 0.67);
-  EXPECT_LT(ratio, 1.5);
+  for (const auto& [together, pp, tg] : {std::tuple{4, 0, 2}, std::tuple{5, 1, 3}}) {
+    const auto& t = report["tests"];
+    const double apart = fastest_seconds(t[pp], t[pp]["n_prompt"].get<double>()) +
+                         fastest_seconds(t[tg], t[tg]["n_gen"].get<double>());
+    const double tokens = t[together]["n_prompt"].get<double>() + t[together]["n_gen"].get<double>();
+    const double ratio = fastest_seconds(t[together], tokens) / apart;
+    EXPECT_GT(ratio, 0.67) << t[together]["test"];
+    EXPECT_LT(ratio, 1.5) << t[together]["test"];
+  }
+}
+
+// The headline prefill and decode rates are the pure pp and tg tests', never a pp+tg test's, and a
+// pp+tg test is never interleaved with the tg tests (it would lose its prompt and add its state to theirs).
+TEST(BenchCli, APromptThenGenTestIsNeitherHeadlineNorInterleaved) {
+  const std::string command = std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
+                              " -r 1 -t 1 --bandwidth-bytes 67108864 --json ";
+  const auto alone = nlohmann::json::parse(run_command(command + "-p 0 -n 0 --pg 8,2"));
+  EXPECT_EQ(alone["prefill_tok_s"], 0.0);
+  EXPECT_EQ(alone["decode_tok_s"], 0.0);
+  EXPECT_GT(alone["tests"][0]["tok_s"].get<double>(), 0.0);
+  const auto tg_only = nlohmann::json::parse(run_command(command + "-p 0 -n 2,3 --interleave"));
+  const auto with_pg = nlohmann::json::parse(run_command(command + "-p 0 -n 2,3 --interleave --pg 8,2"));
+  EXPECT_EQ(with_pg["max_kv_bytes"], tg_only["max_kv_bytes"]);
+  EXPECT_GT(with_pg["tests"][2]["tok_s"].get<double>(), 0.0);
 }
 
 // An option that would change nothing the planned tests run is refused, not ignored.
@@ -331,6 +389,11 @@ TEST(BenchCli, MemoryBandwidthAloneNeedsNoModel) {
   EXPECT_EQ(report["threads"], 2);
   ASSERT_EQ(report["bandwidth"].size(), 1u);
   EXPECT_EQ(report["bandwidth"][0]["bandwidth_gb_s"], report["bandwidth_gb_s"]);
+  const std::string both =
+      run_command(std::string(TERN_BINARY) + " bench --memory-bandwidth -t 1,2 --bandwidth-bytes 67108864");
+  EXPECT_NE(both.find(" median (1 thread, 0.06 GiB probe)\nstreaming read bandwidth: "), std::string::npos)
+      << both;
+  EXPECT_NE(both.find(" median (2 threads, 0.06 GiB probe)\n"), std::string::npos) << both;
 }
 
 TEST(BenchBytes, DecodeBytesCountTensorsStateAndKv) {
