@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <ranges>
 #include <string>
@@ -154,6 +155,7 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--synthetic-depth", args->options.synthetic_depth,
                     "fill the depth with random KV and recurrent state instead of prefilling it");
   command->add_option("-r,--repetitions", args->options.repetitions, "repetitions of each test")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()))
       ->capture_default_str();
   command
       ->add_option("-t,--threads", args->threads,

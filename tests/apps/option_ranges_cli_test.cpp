@@ -63,8 +63,9 @@ TEST(OptionRangesCli, BenchRefusesAMalformedCountList) {
         {"--pg 512", "--pg: '512' is not PP,TG (two counts)"},
         {"--pg 1,2,3", "--pg: '1,2,3' is not PP,TG (two counts)"},
         {"--pg 8,0", "--pg: '0' in '8,0' is outside 1..1099511627776"},
-        {"--memory-bandwidth -p 8", " excludes --memory-bandwidth"}}) {
-    const TernExit run = run_tern("bench " + tiny_model_path() + " -r 1 " + option, "count_list_err.txt");
+        {"--memory-bandwidth -p 8", " excludes --memory-bandwidth"},
+        {"-r 0", "--repetitions: Value 0 not in range 1 to 2147483647"}}) {
+    const TernExit run = run_tern("bench " + tiny_model_path() + " " + option, "count_list_err.txt");
     EXPECT_GT(run.code, 0) << option << ": " << run.err;
     EXPECT_TRUE(says(run, message)) << option << ": " << run.err;
     EXPECT_FALSE(says(run, "streaming read bandwidth")) << option << ": " << run.err;
