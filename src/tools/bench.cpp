@@ -246,8 +246,8 @@ void validate(const BenchOptions& options) {
   if (options.repetitions < 1)
     fail(ErrorKind::kInput, "repetitions must be >= 1, got {}", options.repetitions);
   check_thread_counts(options);
-  (void)probe_buffer_bytes(
-      options.bandwidth_bytes);  // before the model loads: refused without waiting for it
+  // Checked before the model loads: a probe that cannot fit is refused without waiting for the load.
+  (void)probe_buffer_bytes(options.bandwidth_bytes);
   const auto out_of_range = [](const std::vector<int64_t>& v) {
     return std::any_of(v.begin(), v.end(), [](int64_t x) { return x < 0 || x > kMaxTestTokens; });
   };
