@@ -51,6 +51,7 @@ runtime::EngineOptions BackendOptions::engine_options() const {
 }
 
 model::LoadOptions BackendOptions::load_options() const {
+  runtime::check_compute_options(runtime::parse_backend(backend), threads, pin);
   return model::LoadOptions{
       .placement = mmap ? model::WeightPlacement::kMapped : model::WeightPlacement::kHugePages,
       .ptq1_form = model::parse_ptq1_form(ptq1_form),

@@ -24,6 +24,8 @@ struct BackendOptions {
   // Backend and pool size for the engine (the other limits at their defaults); Error(kInput) for a bad
   // backend name or a negative thread count.
   runtime::EngineOptions engine_options() const;
+  // Called before the model loads, so it refuses (Error(kInput)) what engine_options() would then give the
+  // engine to refuse: -t or --pin with the one-threaded ref backend. A mistake is named before a load.
   model::LoadOptions load_options() const;
   // --ptq1-form and --pq2-form, shared with tern bench.
   static void add_ptq1_form(CLI::App& command, std::string& form);

@@ -43,8 +43,8 @@ model::ForwardLimits checked_limits(const model::Config& config, const EngineOpt
 }
 
 std::unique_ptr<ThreadPool> make_pool(const EngineOptions& options) {
+  check_compute_options(options.backend, options.threads, options.pin_threads);
   if (options.backend != Backend::kCpu) return nullptr;
-  if (options.threads < 0) fail(ErrorKind::kInput, "engine threads must be >= 0, got {}", options.threads);
   return std::make_unique<ThreadPool>(ThreadPool::resolve(options.threads), options.pin_threads);
 }
 
@@ -57,6 +57,14 @@ const kernels::Ops& select_ops(ThreadPool* pool, const EngineOptions& options) {
 }
 
 }  // namespace
+
+void check_compute_options(Backend backend, int threads, bool pin_threads) {
+  if (threads < 0) fail(ErrorKind::kInput, "engine threads must be >= 0, got {}", threads);
+  if (backend != Backend::kRef) return;
+  if (threads > 1)
+    fail(ErrorKind::kInput, "the ref backend computes on one thread, not the {} asked for", threads);
+  if (pin_threads) fail(ErrorKind::kInput, "the ref backend computes on one thread: it has no pool to pin");
+}
 
 Backend parse_backend(std::string_view name) {
   if (name == "ref") return Backend::kRef;

@@ -53,7 +53,7 @@ struct EngineOptions {
   // The fast path is the default; it meets the argmax-agreement bar on every parity fixture
   // (tests/model/parity_test.cpp). The oracle stays selectable (--backend ref).
   Backend backend = Backend::kCpu;
-  int threads = 0;           // pool size of the cpu backend; 0 means every hardware thread
+  int threads = 0;  // pool size of the cpu backend; 0 means every hardware thread (the ref backend: 0 or 1)
   bool pin_threads = false;  // pool thread t on CPU t (ThreadPool)
   // cpu backend only: every ternary matmul just reads its weights and outputs 0 (kernels::
   // cpu_read_only_ops). The outputs are meaningless; tern bench uses it to measure the ceiling a
@@ -61,9 +61,14 @@ struct EngineOptions {
   bool read_only_matmuls = false;
 };
 
+// Error(kInput) for compute options no engine honours: a negative thread count, or more than one thread or
+// pinning asked of the ref backend, which computes on one thread. Commands call it before a model loads.
+void check_compute_options(Backend backend, int threads, bool pin_threads);
+
 class Engine {
  public:
-  // The model must outlive the engine. Throws Error(kInput) for limits < 1.
+  // The model must outlive the engine. Throws Error(kInput) for limits < 1 and for the compute options
+  // check_compute_options refuses.
   explicit Engine(const model::Model& model, EngineOptions options = {});
   ~Engine();
   Engine(const Engine&) = delete;

@@ -206,7 +206,7 @@ size_t probe_buffer_bytes(size_t requested) {
 }
 
 // Each thread count once (a second run of the same count would take another's depth-0 rounds as its
-// twins), and one on the ref backend, which runs on one thread whatever -t says.
+// twins), and on the ref backend, which computes on one thread, one count of 0 or 1 and no pinning.
 void check_thread_counts(const BenchOptions& options) {
   if (options.threads.empty()) fail(ErrorKind::kInput, "no thread count given");
   for (size_t i = 0; i < options.threads.size(); ++i) {
@@ -224,6 +224,12 @@ void check_thread_counts(const BenchOptions& options) {
   }
   if (options.backend == runtime::Backend::kRef && options.threads.size() > 1)
     fail(ErrorKind::kInput, "--backend ref runs on one thread: give one -t");
+  runtime::check_compute_options(options.backend, options.threads.front(), options.pin_threads);
+}
+
+// The threads a -t count computes on: the ref backend's one, or the pool's.
+int compute_threads(const BenchOptions& options, int threads) {
+  return options.backend == runtime::Backend::kRef ? 1 : ThreadPool::resolve(threads);
 }
 
 bool any_positive(const std::vector<int64_t>& counts) {
@@ -515,7 +521,6 @@ ThreadCountRun run_thread_count(const model::Model& model, std::span<BenchTest> 
   // so a ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
   std::vector<BenchTest*> alone, interleaved;
   for (BenchTest& test : tests) {
-    test.threads = engine.threads();
     (options.interleave_decode && kind_of(test) == TestKind::kGen ? interleaved : alone).push_back(&test);
   }
   for (int r = 0; r < options.repetitions; ++r) {
@@ -557,10 +562,11 @@ BenchReport run_bench(const BenchOptions& options) {
   if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
-  check_tests_fit_memory(*model, plan_tests(options, ThreadPool::resolve(options.threads.front())), options);
+  check_tests_fit_memory(*model, plan_tests(options, compute_threads(options, options.threads.front())),
+                         options);
 
   for (const int threads : options.threads) {
-    std::vector<BenchTest> planned = plan_tests(options, ThreadPool::resolve(threads));
+    std::vector<BenchTest> planned = plan_tests(options, compute_threads(options, threads));
     std::move(planned.begin(), planned.end(), std::back_inserter(report.tests));
   }
   const size_t tests_per_count = report.tests.size() / options.threads.size();

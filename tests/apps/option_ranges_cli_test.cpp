@@ -30,6 +30,23 @@ TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
   }
 }
 
+// Before, `--backend ref -t 4` and `--backend ref --pin` ran the one-threaded oracle without a word. Now
+// each is refused, before the model loads: where the path names no file, the error is still the options'.
+TEST(OptionRangesCli, TheRefBackendRefusesThreadsAndPinningBeforeTheModelLoads) {
+  const std::string absent = ::testing::TempDir() + "/no_such_model.gguf";
+  for (const auto& [args, message] :
+       {std::pair<std::string, std::string>{"run -m " + absent + " --backend ref -t 4 -p hi -n 2",
+                                            "the ref backend computes on one thread, not the 4 asked for"},
+        // serve checks that its model exists as it parses
+        {"serve " + tiny_model_path() + " --backend ref --pin",
+         "the ref backend computes on one thread: it has no pool"},
+        {"bench " + absent + " --backend ref -t 3 -r 1", "not the 3 asked for"}}) {
+    const TernExit run = run_tern(args, "ref_threads_err.txt", 30);
+    EXPECT_GT(run.code, 0) << args << ": " << run.err;
+    EXPECT_TRUE(says(run, message)) << args << ": " << run.err;
+  }
+}
+
 // Before: `--timeout 1e300` overflowed every request's deadline into the past (each ended at once with no
 // tokens), `--api-key ''` (an unset variable) served without a key, and `--batch-tokens 0` was refused
 // by the engine in its own terms.

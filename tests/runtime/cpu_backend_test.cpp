@@ -35,8 +35,10 @@ std::vector<int32_t> random_tokens(const Model& m, int64_t n, uint32_t seed) {
 // Teacher-forced logits of every position, the prompt in one prefill step.
 std::vector<float> teacher_forced(const Model& m, Backend backend, const std::vector<int32_t>& tokens) {
   const auto n = static_cast<int64_t>(tokens.size());
-  Engine engine(m,
-                EngineOptions{.max_batch_tokens = n, .max_logit_rows = n, .backend = backend, .threads = 2});
+  Engine engine(m, EngineOptions{.max_batch_tokens = n,
+                                 .max_logit_rows = n,
+                                 .backend = backend,
+                                 .threads = backend == Backend::kCpu ? 2 : 1});
   SequenceState seq = engine.new_sequence(n);
   BatchItem item{&seq, tokens, LogitsWanted::kAll};
   engine.step({&item, 1});

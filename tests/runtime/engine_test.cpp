@@ -147,7 +147,7 @@ TEST_F(EngineTest, HeadPickIsTheArgmaxOfTheLastLogitRow) {
   const auto b = random_prompt(*model_, 6, 22);
   const auto c = random_prompt(*model_, 3, 23);
   for (const Backend backend : {Backend::kRef, Backend::kCpu}) {
-    Engine engine(*model_, EngineOptions{.backend = backend, .threads = 2});
+    Engine engine(*model_, EngineOptions{.backend = backend, .threads = backend == Backend::kCpu ? 2 : 1});
     SequenceState sa = engine.new_sequence(16), sb = engine.new_sequence(16), sc = engine.new_sequence(16);
     std::vector<BatchItem> warm{{&sa, std::span(a).first(8), LogitsWanted::kNone}};
     engine.step(warm);
@@ -387,6 +387,22 @@ TEST_F(EngineTest, ReadOnlyMatmulsNeedTheCpuBackendAndComputeNothing) {
   const std::vector<float> logits = walk(read_only, prompt);
   EXPECT_NE(walk(real, prompt), logits);
   EXPECT_TRUE(std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); }));
+}
+
+// The oracle computes on one thread: a pool size or pinning asked of it is an error, not ignored.
+TEST_F(EngineTest, TheRefBackendTakesOneThreadAndNoPinning) {
+  for (const EngineOptions& options :
+       {EngineOptions{.backend = Backend::kRef, .threads = 4},
+        EngineOptions{.backend = Backend::kRef, .pin_threads = true}, EngineOptions{.threads = -1}}) {
+    try {
+      Engine engine(*model_, options);
+      FAIL() << "expected an error for threads " << options.threads;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+    }
+  }
+  EXPECT_EQ(Engine(*model_, EngineOptions{.backend = Backend::kRef, .threads = 1}).threads(), 1);
+  EXPECT_EQ(Engine(*model_, EngineOptions{.backend = Backend::kRef}).threads(), 1);
 }
 
 TEST_F(EngineTest, TinyModelDecodeRate) {

@@ -138,6 +138,11 @@ TEST(BenchOptions, EachThreadCountOnceAndOneOnTheRefBackend) {
                  fmt::format("are both {} threads (0 is every hardware thread)", ThreadPool::resolve(0)));
   expect_refused(ref, "--backend ref runs on one thread: give one -t");
   ref.threads = {2};
+  expect_refused(ref, "the ref backend computes on one thread, not the 2 asked for");
+  ref.threads = {0};
+  ref.pin_threads = true;
+  expect_refused(ref, "the ref backend computes on one thread: it has no pool to pin");
+  ref.pin_threads = false;
   ref.prompt_tokens = {0};
   ref.gen_tokens = {1};
   ref.repetitions = 1;
