@@ -18,11 +18,12 @@ void BackendOptions::add_to(CLI::App& command) {
       ->capture_default_str();
   command.add_flag("--pin", pin,
                    "pin cpu-backend thread t to CPU t (for a machine the process has to itself)");
-  command.add_flag("--mmap", mmap,
-                   "read the weights from the file's memory map (faster start, pages shared between "
-                   "processes) instead of copying them to huge pages (faster decode)");
+  CLI::Option* mapped = command.add_flag("--mmap", mmap,
+                                         "read the weights from the file's memory map (faster start, pages "
+                                         "shared between processes) instead of copying them to huge pages "
+                                         "(faster decode)");
   add_ptq1_form(command, ptq1_form);
-  add_pq2_form(command, pq2_form);
+  add_pq2_form(command, pq2_form, mapped);
 }
 
 void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
@@ -36,13 +37,15 @@ void BackendOptions::add_ptq1_form(CLI::App& command, std::string& form) {
       ->capture_default_str();
 }
 
-void BackendOptions::add_pq2_form(CLI::App& command, std::string& form) {
+void BackendOptions::add_pq2_form(CLI::App& command, std::string& form, CLI::Option* mmap) {
   command
       .add_option("--pq2-form", form,
                   "how PQ2_0 matrices copied to huge pages are laid out: panels (16-row panels, the decode "
                   "form of the AVX-512 VBMI kernels: the same bits and logits as rows, re-ordered), rows (as "
-                  "in the file; fast everywhere) or auto (panels where the CPU has VBMI). --mmap keeps rows")
-      ->capture_default_str();
+                  "in the file; fast everywhere) or auto (panels where the CPU has VBMI). Not with --mmap, "
+                  "which reads the file's rows")
+      ->capture_default_str()
+      ->excludes(mmap);
 }
 
 runtime::EngineOptions BackendOptions::engine_options() const {

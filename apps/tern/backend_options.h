@@ -27,9 +27,10 @@ struct BackendOptions {
   // Called before the model loads, so it refuses (Error(kInput)) what engine_options() would then give the
   // engine to refuse: -t or --pin with the one-threaded ref backend. A mistake is named before a load.
   model::LoadOptions load_options() const;
-  // --ptq1-form and --pq2-form, shared with tern bench.
+  // --ptq1-form and --pq2-form, shared with tern bench. A mapped file's PQ2_0 matrices are its rows, so
+  // --pq2-form refuses to come with the command's --mmap rather than change nothing.
   static void add_ptq1_form(CLI::App& command, std::string& form);
-  static void add_pq2_form(CLI::App& command, std::string& form);
+  static void add_pq2_form(CLI::App& command, std::string& form, CLI::Option* mmap);
 };
 
 // Prints runtime::mapped_weights_warning for a command's one sequence of `capacity` tokens as "tern:

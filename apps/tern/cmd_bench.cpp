@@ -179,9 +179,10 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--interleave", args->options.interleave_decode,
                     "run the tg tests together, one token of each in turn (their states held at once): "
                     "depths compared over the same moments of a shared host");
-  command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
+  CLI::Option* mmap =
+      command->add_flag("--mmap", args->mmap, "read the weights from the file mapping (see tern run --help)");
   BackendOptions::add_ptq1_form(*command, args->ptq1_form);
-  BackendOptions::add_pq2_form(*command, args->pq2_form);
+  BackendOptions::add_pq2_form(*command, args->pq2_form, mmap);
   command->add_flag("--json", args->json, "one JSON object instead of the table");
   CLI::Option* memory_bandwidth = command->add_flag(
       "--memory-bandwidth", args->memory_bandwidth,

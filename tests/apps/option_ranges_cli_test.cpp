@@ -47,6 +47,17 @@ TEST(OptionRangesCli, TheRefBackendRefusesThreadsAndPinningBeforeTheModelLoads) 
   }
 }
 
+// A mapped file's PQ2_0 matrices are its rows: before, `--mmap --pq2-form panels` decoded from rows
+// without a word.
+TEST(OptionRangesCli, MmapRefusesAPq2FormItWouldIgnore) {
+  for (const std::string& args : {"run -m " + tiny_model_path() + " --mmap --pq2-form panels -p hi -n 2",
+                                  "bench " + tiny_model_path() + " --pq2-form rows --mmap -r 1"}) {
+    const TernExit run = run_tern(args, "mmap_form_err.txt", 30);
+    EXPECT_GT(run.code, 0) << args << ": " << run.err;
+    EXPECT_TRUE(says(run, "--mmap excludes --pq2-form")) << args << ": " << run.err;
+  }
+}
+
 // Before: `--timeout 1e300` overflowed every request's deadline into the past (each ended at once with no
 // tokens), `--api-key ''` (an unset variable) served without a key, and `--batch-tokens 0` was refused
 // by the engine in its own terms.
