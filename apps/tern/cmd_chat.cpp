@@ -60,12 +60,13 @@ class ChatSession {
  public:
   explicit ChatSession(const ChatArgs& args)
       : args_(args),
-        loaded_(
-            runtime::LoadedModel::load(args.options.resolve_model(), args.options.compute.load_options())),
-        engine_(*loaded_.model),
+        loaded_(args.options.load_model()),
+        engine_(*loaded_.model, args.options.engine_options()),
         state_(make_sequence(engine_, args.options.context(loaded_), args.options.kv_precision())),
         tty_(isatty(fileno(stdout)) != 0) {
     if (!loaded_.chat_template) fail(ErrorKind::kInput, "this model has no chat template; use tern run");
+    fmt::print(stderr, "(backend {}, {} thread{})\n", runtime::backend_name(engine_.backend()),
+               engine_.threads(), engine_.threads() == 1 ? "" : "s");
     reset();
   }
 

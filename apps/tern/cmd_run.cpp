@@ -33,8 +33,7 @@ std::string prompt_text(const RunArgs& args, const runtime::LoadedModel& loaded)
 }
 
 void run(const RunArgs& args) {
-  const runtime::LoadedModel loaded =
-      runtime::LoadedModel::load(args.options.resolve_model(), args.options.compute.load_options());
+  const runtime::LoadedModel loaded = args.options.load_model();
   const std::vector<int32_t> prompt = loaded.encode_prompt(prompt_text(args, loaded));
   runtime::Engine engine(*loaded.model, args.options.engine_options());
   runtime::SequenceState state =
@@ -66,6 +65,8 @@ void add_run_command(CLI::App& app) {
   CLI::Option* chat =
       command->add_flag("--chat", args->chat, "wrap the prompt in the model's chat template as a user turn");
   command->add_option("--system", args->system, "system message (with --chat)")->needs(chat);
+  // The thinking switch is the chat template's: a raw prompt has none to turn off.
+  command->get_option("--no-think")->needs(chat);
   command->callback([args] { run(*args); });
 }
 

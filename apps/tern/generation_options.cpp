@@ -34,8 +34,9 @@ void GenerationOptions::add_to(CLI::App& command) {
   command.add_flag("--no-think", no_think, "chat template with enable_thinking = false");
 }
 
-std::string GenerationOptions::resolve_model() const {
-  return model_path.empty() ? tools::ensure_default_model() : model_path;
+runtime::LoadedModel GenerationOptions::load_model() const {
+  const model::LoadOptions load = compute.load_options();
+  return runtime::LoadedModel::load(model_path.empty() ? tools::ensure_default_model() : model_path, load);
 }
 
 runtime::KvPrecision GenerationOptions::kv_precision() const {

@@ -26,8 +26,9 @@ struct GenerationOptions {
   runtime::SamplingParams sampling;
 
   void add_to(CLI::App& command);
-  // The model to open: model_path, or the default model (made on first use).
-  std::string resolve_model() const;
+  // The model at model_path, or the default model (made on first use), loaded after the compute options
+  // are checked (BackendOptions::load_options), so a mistake in them is named before a default is made.
+  runtime::LoadedModel load_model() const;
   runtime::KvPrecision kv_precision() const;
   runtime::EngineOptions engine_options() const { return compute.engine_options(); }
   runtime::GenerationLimits limits(const runtime::LoadedModel& loaded) const;

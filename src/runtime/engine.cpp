@@ -62,8 +62,9 @@ void check_compute_options(Backend backend, int threads, bool pin_threads) {
   if (threads < 0) fail(ErrorKind::kInput, "engine threads must be >= 0, got {}", threads);
   if (backend != Backend::kRef) return;
   if (threads > 1)
-    fail(ErrorKind::kInput, "the ref backend computes on one thread, not the {} asked for", threads);
-  if (pin_threads) fail(ErrorKind::kInput, "the ref backend computes on one thread: it has no pool to pin");
+    fail(ErrorKind::kInput, "-t {}: the ref backend computes on one thread (give -t 0 or 1)", threads);
+  if (pin_threads)
+    fail(ErrorKind::kInput, "--pin: the ref backend computes on one thread, with no pool to pin");
 }
 
 Backend parse_backend(std::string_view name) {

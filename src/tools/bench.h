@@ -175,9 +175,9 @@ nlohmann::ordered_json bandwidth_json(const std::vector<ThreadsBandwidth>& probe
 std::string describe_probe(const ThreadsBandwidth& probe, size_t probe_bytes);
 
 // Throws Error(kInput) for no tests, repetitions < 1, counts, depths or thread counts out of range, a
-// thread count given twice, several with the ref backend (one thread), and options that would change
-// nothing the tests run (--parallel or --interleave without a tg test, --synthetic-depth without a
-// depth); Error(kCapacity) for a probe or a test's state past the memory available.
+// thread count given twice, on the ref backend (one thread) several, one past 1 or --pin, and options that
+// would change nothing the tests run (--parallel or --interleave without a tg test, --synthetic-depth without
+// a depth); Error(kCapacity) for a probe or a test's state past the memory available.
 BenchReport run_bench(const BenchOptions& options);
 
 nlohmann::ordered_json bench_json(const BenchReport& report);

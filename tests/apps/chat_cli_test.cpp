@@ -53,6 +53,18 @@ TEST(ChatCli, RunsTwoTurnsAResetAndATurnFromAPipe) {
   EXPECT_GE(std::count(shown.begin(), shown.end(), '\n'), 3) << shown;
 }
 
+// Before, chat ran the cpu backend on every thread whatever --backend and -t said.
+TEST(ChatCli, RunsOnTheBackendAndThreadsAsked) {
+  for (const auto& [options, says] :
+       {std::pair<std::string, std::string>{"--backend ref", "(backend ref, 1 thread)"},
+        {"-t 1", "(backend cpu, 1 thread)"},
+        {"--backend cpu -t 2", "(backend cpu, 2 threads)"}}) {
+    const TernExit chat = chat_from_pipe(options + " -n 2", "/exit\n", "chat_backend_err.txt");
+    EXPECT_EQ(chat.code, 0) << options << ": " << chat.err;
+    EXPECT_NE(chat.err.find(says), std::string::npos) << options << ": " << chat.err;
+  }
+}
+
 TEST(ChatCli, EndsAtExitCommand) {
   const TernExit chat = chat_from_pipe("-n 2", "/exit\nnever answered\n", "chat_exit_err.txt");
   EXPECT_EQ(chat.code, 0);
@@ -70,8 +82,10 @@ TEST(ChatCli, KeepsTheConversationPastALineThatIsNotUtf8) {
   ASSERT_EQ(count(log, " generated, "), 2u) << log;
   // The second reply's prompt holds the first turn: its history was kept (a fresh one is the first's size).
   int first_fed = 0, second_fed = 0, first_reused = 0, second_reused = 0;
+  const size_t first = log.rfind('(', log.find(" prompt tokens fed"));  // past the backend line
   const size_t second = log.find("(", log.find("not sent"));
-  ASSERT_EQ(std::sscanf(log.c_str(), "(%d prompt tokens fed, %d reused", &first_fed, &first_reused), 2)
+  ASSERT_EQ(std::sscanf(log.c_str() + first, "(%d prompt tokens fed, %d reused", &first_fed, &first_reused),
+            2)
       << log;
   ASSERT_EQ(
       std::sscanf(log.c_str() + second, "(%d prompt tokens fed, %d reused", &second_fed, &second_reused), 2)
@@ -79,12 +93,15 @@ TEST(ChatCli, KeepsTheConversationPastALineThatIsNotUtf8) {
   EXPECT_GT(second_fed + second_reused, first_fed + first_reused + 4) << log;
 }
 
-// run's --system only means something with --chat; --stop '' would end every reply at once.
+// run's --system and --no-think only mean something with --chat; --stop '' would end every reply at once.
 TEST(ChatCli, RunRefusesASystemMessageWithoutChatAndAnEmptyStop) {
   const std::string run = "run -m " + tiny_model_path() + " -p hi -n 2 ";
   const TernExit system = run_tern(run + "--system 'be brief'", "run_system_err.txt");
   EXPECT_GT(system.code, 0);
   EXPECT_NE(system.err.find("--system requires --chat"), std::string::npos) << system.err;
+  const TernExit no_think = run_tern(run + "--no-think", "run_no_think_err.txt");
+  EXPECT_GT(no_think.code, 0);
+  EXPECT_NE(no_think.err.find("--no-think requires --chat"), std::string::npos) << no_think.err;
   const TernExit stop = run_tern(run + "--stop ''", "run_stop_err.txt");
   EXPECT_GT(stop.code, 0);
   EXPECT_NE(stop.err.find("--stop: must not be empty"), std::string::npos) << stop.err;

@@ -31,16 +31,19 @@ TEST(OptionRangesCli, RunAndBenchRefuseMoreThreadsThanThePoolTakes) {
 }
 
 // Before, `--backend ref -t 4` and `--backend ref --pin` ran the one-threaded oracle without a word. Now
-// each is refused, before the model loads: where the path names no file, the error is still the options'.
+// each is refused, before the model loads: where the path names no model, the error is still the options'.
 TEST(OptionRangesCli, TheRefBackendRefusesThreadsAndPinningBeforeTheModelLoads) {
   const std::string absent = ::testing::TempDir() + "/no_such_model.gguf";
+  // serve checks that its model file exists as it parses: this one does, and is no GGUF.
+  const std::string not_gguf = temp_file("not_a_model.gguf");
+  std::ofstream(not_gguf) << "not a model";
   for (const auto& [args, message] :
        {std::pair<std::string, std::string>{"run -m " + absent + " --backend ref -t 4 -p hi -n 2",
-                                            "the ref backend computes on one thread, not the 4 asked for"},
-        // serve checks that its model exists as it parses
-        {"serve " + tiny_model_path() + " --backend ref --pin",
-         "the ref backend computes on one thread: it has no pool"},
-        {"bench " + absent + " --backend ref -t 3 -r 1", "not the 3 asked for"}}) {
+                                            "-t 4: the ref backend computes on one thread (give -t 0 or 1)"},
+        {"chat -m " + absent + " --backend ref -t 2", "-t 2: the ref backend computes on one thread"},
+        {"serve " + not_gguf + " --backend ref --pin",
+         "--pin: the ref backend computes on one thread, with no pool to pin"},
+        {"bench " + absent + " --backend ref -t 3 -r 1", "-t 3: the ref backend computes on one thread"}}) {
     const TernExit run = run_tern(args, "ref_threads_err.txt", 30);
     EXPECT_GT(run.code, 0) << args << ": " << run.err;
     EXPECT_TRUE(says(run, message)) << args << ": " << run.err;

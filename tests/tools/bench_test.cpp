@@ -121,8 +121,8 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBOrPastTheMemoryAndTooManyThreads)
   expect_refused(huge_probe, " GiB of probe buffer needed, ", ErrorKind::kCapacity);
 }
 
-// A thread count run twice would take the other run's depth-0 rounds as its twins; the ref backend runs on
-// one thread whatever -t says, and its tests say so.
+// A thread count run twice would take the other run's depth-0 rounds as its twins; the ref backend computes
+// on one thread, refuses more or pinning, and its tests say 1 thread.
 TEST(BenchOptions, EachThreadCountOnceAndOneOnTheRefBackend) {
   BenchOptions twice;
   twice.model_path = testing_support::tiny_pq2_model();
@@ -138,10 +138,10 @@ TEST(BenchOptions, EachThreadCountOnceAndOneOnTheRefBackend) {
                  fmt::format("are both {} threads (0 is every hardware thread)", ThreadPool::resolve(0)));
   expect_refused(ref, "--backend ref runs on one thread: give one -t");
   ref.threads = {2};
-  expect_refused(ref, "the ref backend computes on one thread, not the 2 asked for");
+  expect_refused(ref, "-t 2: the ref backend computes on one thread (give -t 0 or 1)");
   ref.threads = {0};
   ref.pin_threads = true;
-  expect_refused(ref, "the ref backend computes on one thread: it has no pool to pin");
+  expect_refused(ref, "--pin: the ref backend computes on one thread, with no pool to pin");
   ref.pin_threads = false;
   ref.prompt_tokens = {0};
   ref.gen_tokens = {1};
