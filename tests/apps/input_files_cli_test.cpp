@@ -38,5 +38,19 @@ TEST(InputFilesCli, PerplexityNamesATextThatIsNotUtf8) {
   std::filesystem::remove(text);
 }
 
+// Before, `tern tokenize MODEL` with neither printed the ids of "" and succeeded; an empty TEXT given is
+// still a text.
+TEST(InputFilesCli, TokenizeTakesATextOrAJsonlFileAndNotBoth) {
+  const std::string model = tiny_model_path();
+  const TernExit neither = run_tern("tokenize " + model, "tokenize_err.txt");
+  EXPECT_GT(neither.code, 0);
+  EXPECT_EQ(neither.err, "tern: error: tokenize: give either TEXT or --jsonl FILE\n");
+  const TernExit both =
+      run_tern("tokenize " + model + " '' --jsonl " + temp_file("lines.jsonl"), "tokenize_err.txt");
+  EXPECT_GT(both.code, 0);
+  EXPECT_EQ(both.err, "tern: error: tokenize: give either TEXT or --jsonl FILE, not both\n");
+  EXPECT_EQ(run_tern("tokenize " + model + " ''", "tokenize_err.txt").code, 0);
+}
+
 }  // namespace
 }  // namespace tern::app
