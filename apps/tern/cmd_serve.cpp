@@ -129,9 +129,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--cache-mb", args->cache_mb, "prefix cache budget in MiB (0: off)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  cmd->add_option("--checkpoint-interval", args->scheduler.checkpoint_interval,
-                  "prompt tokens between prefix-cache checkpoints (a multiple of 64)")
-      ->capture_default_str();
+  const CLI::Option* interval =
+      cmd->add_option("--checkpoint-interval", args->scheduler.checkpoint_interval,
+                      "prompt tokens between prefix-cache checkpoints (a multiple of 64)")
+          ->capture_default_str();
   cmd->add_option("--max-body", args->server.max_body_bytes, "largest request body in bytes")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1} << 10, size_t{1} << 30));
@@ -147,7 +148,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--grace", args->grace_seconds, "seconds in-flight requests get at shutdown")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
-  cmd->callback([args] { run_serve(*args); });
+  cmd->callback([args, interval] {
+    if (interval->count() > 0 && args->cache_mb == 0)
+      fail(ErrorKind::kInput,
+           "--checkpoint-interval: --cache-mb 0 turns off the prefix cache it checkpoints");
+    run_serve(*args);
+  });
 }
 
 }  // namespace tern::app

@@ -62,8 +62,8 @@ TEST(OptionRangesCli, MmapRefusesAPq2FormItWouldIgnore) {
 }
 
 // Before: `--timeout 1e300` overflowed every request's deadline into the past (each ended at once with no
-// tokens), `--api-key ''` (an unset variable) served without a key, and `--batch-tokens 0` was refused
-// by the engine in its own terms.
+// tokens), `--api-key ''` (an unset variable) served without a key, `--batch-tokens 0` was refused by the
+// engine in its own terms, and `--checkpoint-interval` with the cache off was checked and never used.
 TEST(OptionRangesCli, ServeRefusesOptionsPastWhatTheyCanMean) {
   for (const auto& [option, message] : {std::pair<std::string, std::string>{"--port 70000", "not in range"},
                                         {"--grace -1", "not in range"},
@@ -71,7 +71,9 @@ TEST(OptionRangesCli, ServeRefusesOptionsPastWhatTheyCanMean) {
                                         {"--batch-tokens 0", "not in range 1 to 16777216"},
                                         {"--timeout 1e300", "--timeout: Value 1e300 not in range"},
                                         {"--api-key ''", "--api-key: must not be empty"},
-                                        {"--host ''", "--host: must not be empty"}}) {
+                                        {"--host ''", "--host: must not be empty"},
+                                        {"--cache-mb 0 --checkpoint-interval 512",
+                                         "--checkpoint-interval: --cache-mb 0 turns off the prefix cache"}}) {
     // Under a timeout: an option taken by mistake would leave the server listening, not failing.
     const TernExit run = run_tern("serve " + tiny_model_path() + " " + option, "serve_range_err.txt", 30);
     EXPECT_GT(run.code, 0) << option << ": " << run.err;
