@@ -13,11 +13,12 @@ void BackendOptions::add_to(CLI::App& command) {
       .add_option("--backend", backend,
                   "compute backend: cpu (SIMD ternary kernels) or ref (the fp32 oracle, slow)")
       ->capture_default_str();
-  command.add_option("-t,--threads", threads, "threads of the cpu backend (0: every hardware thread)")
+  command.add_option("-t,--threads", threads, "threads of the cpu backend (0: every allowed CPU)")
       ->check(CLI::Range(0, ThreadPool::kMaxThreads))
       ->capture_default_str();
-  command.add_flag("--pin", pin,
-                   "pin cpu-backend thread t to CPU t (for a machine the process has to itself)");
+  command.add_flag(
+      "--pin", pin,
+      "pin cpu-backend thread t to the t-th CPU the process may run on (for CPUs the process has to itself)");
   CLI::Option* mapped = command.add_flag("--mmap", mmap,
                                          "read the weights from the file's memory map (faster start, pages "
                                          "shared between processes) instead of copying them to huge pages "

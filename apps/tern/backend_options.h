@@ -14,7 +14,7 @@ namespace tern::app {
 
 struct BackendOptions {
   std::string backend = "cpu";
-  int threads = 0;                 // 0: every hardware thread
+  int threads = 0;                 // 0: every allowed CPU
   bool pin = false;                // each pool thread on its own CPU
   bool mmap = false;               // read the weights from the file mapping instead of a huge-page copy
   std::string ptq1_form = "auto";  // model::parse_ptq1_form

@@ -159,7 +159,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("-t,--threads", args->threads,
-                   "threads (0: every hardware thread; comma list: every test on each, against a bandwidth "
+                   "threads (0: every allowed CPU; comma list: every test on each, against a bandwidth "
                    "probe on as many)")
       ->type_name("INT[,INT...]")
       ->capture_default_str();
@@ -172,7 +172,8 @@ void add_bench_command(CLI::App& app) {
                    "measure memory), 0: 1 GiB or 16 times the last-level cache, whichever is larger, at most "
                    "a quarter of memory")
       ->capture_default_str();
-  command->add_flag("--pin", args->options.pin_threads, "pin thread t to CPU t");
+  command->add_flag("--pin", args->options.pin_threads,
+                    "pin thread t to the t-th CPU the process may run on");
   command->add_flag("--read-only-matmuls", args->options.read_only_matmuls,
                     "ternary matmuls only read their weights (outputs meaningless): the decode ceiling a "
                     "kernel whose arithmetic cost nothing would reach");

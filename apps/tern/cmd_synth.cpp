@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "apps/tern/commands.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "text/vocab.h"
 #include "tools/progress.h"
 #include "tools/synth.h"
@@ -31,7 +31,7 @@ struct SynthArgs {
   uint64_t seed = 0;
   float rms_eps = 0.0f;
   float rope_theta = 0.0f;
-  int threads = static_cast<int>(std::min(2u, std::max(1u, std::thread::hardware_concurrency())));
+  int threads = std::min(2, ThreadPool::resolve(0));
   bool progress = false;
   std::string tokenizer;
   std::string tokenizer_config;

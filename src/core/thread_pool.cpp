@@ -43,28 +43,46 @@ void spin_until(Done done, std::chrono::nanoseconds budget) {
   }
 }
 
-// Thread `index` of a pinned pool runs only on CPU index mod the CPU count.
-void pin_to_cpu(pthread_t thread, int index) {
-  const unsigned cpus = std::thread::hardware_concurrency();
-  if (cpus == 0) return;
+void pin_to_cpu(pthread_t thread, int pool_thread, int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(static_cast<unsigned>(index) % cpus, &set);
-  pthread_setaffinity_np(thread, sizeof(set), &set);
+  CPU_SET(static_cast<unsigned>(cpu), &set);
+  if (const int error = pthread_setaffinity_np(thread, sizeof(set), &set); error != 0) {
+    fail(ErrorKind::kInput, "cannot pin pool thread {} to CPU {}: {}", pool_thread, cpu,
+         std::system_category().message(error));
+  }
 }
 
 }  // namespace
 
-int ThreadPool::resolve(int threads) {
-  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+std::vector<int> ThreadPool::allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  if (cpus.empty()) {
+    const int online = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    for (int cpu = 0; cpu < online; ++cpu) cpus.push_back(cpu);
+  }
+  return cpus;
 }
 
-ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
+int ThreadPool::resolve(int threads) {
+  return threads > 0 ? threads : static_cast<int>(allowed_cpus().size());
+}
+
+ThreadPool::ThreadPool(int threads, bool pin) {
   if (threads < 1 || threads > kMaxThreads)
     fail(ErrorKind::kInput, "thread count must be 1 to {}, got {}", kMaxThreads, threads);
-  const unsigned cpus = std::thread::hardware_concurrency();
-  spin_ =
-      cpus == 0 || static_cast<unsigned>(threads) <= cpus ? kSpinWhenCpusSuffice : kSpinWhenOversubscribed;
+  const std::vector<int> allowed = allowed_cpus();
+  spin_ = static_cast<size_t>(threads) <= allowed.size() ? kSpinWhenCpusSuffice : kSpinWhenOversubscribed;
+  if (pin) {
+    for (int t = 0; t < threads; ++t)
+      cpu_of_thread_.push_back(allowed[static_cast<size_t>(t) % allowed.size()]);
+  }
   workers_.reserve(static_cast<size_t>(threads - 1));
   try {
     for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
@@ -74,8 +92,12 @@ ThreadPool::ThreadPool(int threads, bool pin) : pin_(pin) {
     stop_workers();
     fail(ErrorKind::kCapacity, "cannot start thread {} of {}: {}", started + 2, threads, e.what());
   }
-  if (pin) {
-    for (int t = 1; t < threads; ++t) pin_to_cpu(workers_[static_cast<size_t>(t - 1)].native_handle(), t);
+  try {
+    for (size_t t = 1; t < cpu_of_thread_.size(); ++t)
+      pin_to_cpu(workers_[t - 1].native_handle(), static_cast<int>(t), cpu_of_thread_[t]);
+  } catch (const Error&) {
+    stop_workers();
+    throw;
   }
 }
 
@@ -96,8 +118,8 @@ void ThreadPool::run(int64_t count, Task fn, void* ctx) {
   // The caller is thread 0, pinned on its first job: the thread that steps the engine need not be the
   // one that built the pool (the server builds it on main and steps it on its scheduler thread).
   thread_local const ThreadPool* pinned_for = nullptr;
-  if (pin_ && pinned_for != this) {
-    pin_to_cpu(pthread_self(), 0);
+  if (!cpu_of_thread_.empty() && pinned_for != this) {
+    pin_to_cpu(pthread_self(), 0, cpu_of_thread_.front());
     pinned_for = this;
   }
   if (workers_.empty() || count == 1) {

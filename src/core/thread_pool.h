@@ -21,11 +21,15 @@ class ThreadPool {
   // system's own limit (tens of thousands) starting them fails.
   static constexpr int kMaxThreads = 1024;
 
-  // A thread count as options give it: 0 is every hardware thread (at least 1).
+  // The CPUs the calling thread may run on, in order: its affinity mask (a container's cpuset, taskset),
+  // or every online CPU where the mask cannot be read.
+  static std::vector<int> allowed_cpus();
+  // A thread count as options give it: 0 is every allowed CPU (at least 1).
   static int resolve(int threads);
 
-  // pin: thread t (0 = the caller of run) runs only on CPU t mod the CPU count. Throws Error for a count
-  // outside [1, kMaxThreads] or when the system cannot start a thread (the ones started are joined).
+  // pin: thread t (0 = the caller of run) runs only on the (t mod n)-th of the n allowed_cpus(). Throws
+  // Error for a count outside [1, kMaxThreads], when the system cannot start a thread (the ones started
+  // are joined) or when a thread cannot be pinned (kInput; run throws it for the caller).
   explicit ThreadPool(int threads, bool pin = false);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -71,7 +75,7 @@ class ThreadPool {
   std::atomic<int64_t> next_{0};
   std::atomic<int> busy_{0};
   std::atomic<bool> stop_{false};
-  bool pin_ = false;
+  std::vector<int> cpu_of_thread_;    // thread t's CPU; empty when the pool is not pinned
   std::chrono::nanoseconds spin_{0};  // how long a waiting thread spins before it sleeps
   int64_t count_ = 0;
   Task fn_ = nullptr;

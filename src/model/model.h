@@ -80,7 +80,7 @@ struct LoadOptions {
   WeightPlacement placement = WeightPlacement::kHugePages;
   Ptq1Form ptq1_form = default_ptq1_form();
   Pq2Form pq2_form = default_pq2_form();
-  int threads = 0;  // for the PTQ1_0 re-pack and the PQ2_0 panel pack; 0: every hardware thread
+  int threads = 0;  // for the PTQ1_0 re-pack and the PQ2_0 panel pack; 0: every allowed CPU
 };
 
 class Model {

@@ -217,7 +217,7 @@ void check_thread_counts(const BenchOptions& options) {
       const int earlier = options.threads[j];
       if (earlier == threads) fail(ErrorKind::kInput, "-t: {} given twice", threads);
       if (ThreadPool::resolve(earlier) == ThreadPool::resolve(threads)) {
-        fail(ErrorKind::kInput, "-t: {} and {} are both {} threads (0 is every hardware thread)", earlier,
+        fail(ErrorKind::kInput, "-t: {} and {} are both {} threads (0 is every allowed CPU)", earlier,
              threads, ThreadPool::resolve(threads));
       }
     }

@@ -52,7 +52,7 @@ struct BenchOptions {
   std::vector<int64_t> parallel{1};
   int repetitions = 5;
   // Every test runs once per entry, on an engine with that many threads and against a bandwidth probe on
-  // as many (0: every hardware thread).
+  // as many (0: every allowed CPU).
   std::vector<int> threads{0};
   bool pin_threads = false;
   runtime::Backend backend = runtime::Backend::kCpu;
@@ -155,7 +155,7 @@ void compare_to_depth0(std::vector<BenchTest>& tests);
 // None below five values, where even [min, max] covers less (four: 87.5%).
 std::optional<MedianInterval> median_interval(std::vector<double> values);
 
-// Streaming-read bandwidth on a pool of `threads` (0: every hardware thread), streaming `bytes`
+// Streaming-read bandwidth on a pool of `threads` (0: every allowed CPU), streaming `bytes`
 // (0: default_bandwidth_bytes()). Throws Error(kInput) under kMinBandwidthBytes and Error(kCapacity) past
 // the memory available.
 kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes);

@@ -116,29 +116,52 @@ TEST(ThreadPool, ThreadsTheSystemRefusesAreAnErrorNotAnAbort) {
 #endif
 }
 
+// Each thread of a pinned pool of `threads` reports the one CPU it may run on (-1 where it may run on
+// several). Called on a thread of its own: the pool pins whichever thread calls run, and the test runner's
+// must stay free.
+std::vector<int> pinned_cpus(int threads) {
+  ThreadPool pool(threads, /*pin=*/true);
+  std::atomic<int> arrived{0};
+  std::vector<int> cpu_of(static_cast<size_t>(threads), -1);
+  pool.for_each(threads, [&](int64_t, int thread) {
+    arrived.fetch_add(1);
+    // Every thread holds a task at once, so each reports its own affinity.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (arrived.load() < threads && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
+    if (CPU_COUNT(&set) == 1) {
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpu_of[static_cast<size_t>(thread)] = c;
+    }
+  });
+  EXPECT_EQ(arrived.load(), threads);
+  return cpu_of;
+}
+
 TEST(ThreadPool, PinnedThreadsRunOnlyOnTheirCpu) {
-  const unsigned cpus = std::thread::hardware_concurrency();
-  // On a thread of its own: the pool pins whichever thread calls run, and the test runner's must stay free.
-  std::thread([cpus] {
-    ThreadPool pool(2, /*pin=*/true);
-    std::atomic<int> arrived{0};
-    std::vector<int> cpu_of(2, -1);
-    pool.for_each(2, [&](int64_t, int thread) {
-      arrived.fetch_add(1);
-      // Both threads hold a task at once, so each reports its own affinity.
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (arrived.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
-      if (CPU_COUNT(&set) == 1) {
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-          if (CPU_ISSET(c, &set)) cpu_of[static_cast<size_t>(thread)] = c;
-      }
-    });
-    EXPECT_EQ(arrived.load(), 2);
-    EXPECT_EQ(cpu_of[0], 0);
-    EXPECT_EQ(cpu_of[1], static_cast<int>(1 % cpus));
+  const std::vector<int> allowed = ThreadPool::allowed_cpus();
+  std::thread([&] {
+    const std::vector<int> cpu_of = pinned_cpus(2);
+    EXPECT_EQ(cpu_of[0], allowed[0]);
+    EXPECT_EQ(cpu_of[1], allowed[1 % allowed.size()]);
+  }).join();
+}
+
+// Under a narrower affinity (a container's cpuset, taskset) "every CPU" and pinning take the CPUs allowed.
+// Before, -t 0 counted every online CPU and thread t was pinned to CPU t, outside the set.
+TEST(ThreadPool, EveryThreadAndPinningKeepToTheAllowedCpus) {
+  const std::vector<int> allowed = ThreadPool::allowed_cpus();
+  if (allowed.size() < 2) GTEST_SKIP() << "one CPU allowed: nothing narrower to try";
+  std::thread([&] {
+    cpu_set_t last;
+    CPU_ZERO(&last);
+    CPU_SET(static_cast<unsigned>(allowed.back()), &last);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(last), &last), 0);  // this thread only
+    EXPECT_EQ(ThreadPool::allowed_cpus(), std::vector<int>{allowed.back()});
+    EXPECT_EQ(ThreadPool::resolve(0), 1);
+    EXPECT_EQ(pinned_cpus(2), (std::vector<int>{allowed.back(), allowed.back()}));
   }).join();
 }
 

@@ -135,7 +135,7 @@ TEST(BenchOptions, EachThreadCountOnceAndOneOnTheRefBackend) {
   ref.threads = {1, 2};
   expect_refused(twice, "-t: 2 given twice");
   expect_refused(every_thread,
-                 fmt::format("are both {} threads (0 is every hardware thread)", ThreadPool::resolve(0)));
+                 fmt::format("are both {} threads (0 is every allowed CPU)", ThreadPool::resolve(0)));
   expect_refused(ref, "--backend ref runs on one thread: give one -t");
   ref.threads = {2};
   expect_refused(ref, "-t 2: the ref backend computes on one thread (give -t 0 or 1)");
