@@ -13,15 +13,14 @@
 
 #include <fmt/format.h>
 
+#include "tests/support/process_temp.h"
 #include "tools/synth.h"
 
 namespace tern::app {
 
 inline std::string tiny_model_path() {
   static const std::string path = [] {
-    // Per process: ctest may run the tests of this binary in parallel processes.
-    const std::string out =
-        (std::filesystem::path(testing::TempDir()) / fmt::format("tern_cli_tiny_{}.gguf", getpid())).string();
+    const std::string out = testing_support::process_temp_path("cli_tiny.gguf");
     tools::SynthOptions options;
     options.out_path = out;
     const tools::SynthSpec spec = tools::synth_preset("tiny");
@@ -32,7 +31,7 @@ inline std::string tiny_model_path() {
 }
 
 inline std::string temp_file(const std::string& name) {
-  return (std::filesystem::path(testing::TempDir()) / fmt::format("{}_{}", getpid(), name)).string();
+  return testing_support::process_temp_path(name);
 }
 
 inline std::string file_text(const std::string& path) {

@@ -1,8 +1,5 @@
 #include "tests/model/tiny_model.h"
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <vector>
 
 #include "gguf/reader.h"
@@ -12,6 +9,7 @@
 #include "model/config.h"
 #include "model/gdn_order.h"
 #include "quant/codec.h"
+#include "tests/support/process_temp.h"
 #include "tools/synth.h"
 #include "tools/synth_spec.h"
 #include "tools/synth_vocab.h"
@@ -19,14 +17,6 @@
 namespace tern::testing_support {
 
 namespace {
-
-std::string temp_path(const char* name) {
-  // Per process: ctest runs tests in parallel processes, and rewriting a file another process has
-  // mapped would fault it (SIGBUS).
-  return (std::filesystem::temp_directory_path() /
-          (std::string("tern_forward_test_") + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
 
 // Copies `src` to `path`, letting `row` rewrite each tensor (type and bytes) and `keep` drop keys.
 template <class Retype, class Rewrite, class Keep>
@@ -49,7 +39,7 @@ void rewrite_file(const gguf::Reader& src, const std::string& path, Retype retyp
 
 const std::string& tiny_pq2_model() {
   static const std::string path = [] {
-    const std::string p = temp_path("tiny_pq2.gguf");
+    const std::string p = process_temp_path("tiny_pq2.gguf");
     const tools::SynthSpec spec = tools::synth_preset("tiny");
     tools::SynthOptions options;
     options.out_path = p;
@@ -62,7 +52,7 @@ const std::string& tiny_pq2_model() {
 
 const std::string& tiny_ptq1_model() {
   static const std::string path = [] {
-    const std::string p = temp_path("tiny_ptq1.gguf");
+    const std::string p = process_temp_path("tiny_ptq1.gguf");
     const gguf::Reader src = gguf::Reader::open(tiny_pq2_model());
     std::vector<uint8_t> buffer;
     rewrite_file(
@@ -89,7 +79,7 @@ const std::string& tiny_ptq1_model() {
 
 const std::string& tiny_dense_model() {
   static const std::string path = [] {
-    const std::string p = temp_path("tiny_dense.gguf");
+    const std::string p = process_temp_path("tiny_dense.gguf");
     const gguf::Reader src = gguf::Reader::open(tiny_pq2_model());
     const hadamard::Contract contract = *hadamard::read_contract(src);
     const model::Config config = model::read_config(src);

@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "runtime/engine.h"
 #include "runtime/logprobs.h"
+#include "tests/support/process_temp.h"
 #include "text/tokenizer.h"
 #include "text/vocab.h"
 #include "tools/synth.h"
@@ -28,8 +29,7 @@ using namespace std::chrono_literals;
 class SchedulerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ =
-        new std::string(::testing::TempDir() + "tern_scheduler_tiny_" + std::to_string(::getpid()) + ".gguf");
+    path_ = new std::string(testing_support::process_temp_path("scheduler_tiny.gguf"));
     const tools::SynthSpec spec = tools::synth_preset("tiny");
     tools::SynthOptions options;
     options.out_path = *path_;
