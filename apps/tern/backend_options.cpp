@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
+#include "core/error.h"
 #include "core/thread_pool.h"
+#include "gguf/reader.h"
+#include "quant/types.h"
 
 namespace tern::app {
 
@@ -54,8 +58,24 @@ runtime::EngineOptions BackendOptions::engine_options() const {
       .backend = runtime::parse_backend(backend), .threads = threads, .pin_threads = pin};
 }
 
-model::LoadOptions BackendOptions::load_options() const {
+void BackendOptions::check_forms_apply(const std::string& ptq1_form, const std::string& pq2_form,
+                                       const std::string& model_path) {
+  model::parse_ptq1_form(ptq1_form);  // a misspelt form is named as one, whatever the file holds
+  model::parse_pq2_form(pq2_form);
+  if (ptq1_form == "auto" && pq2_form == "auto") return;
+  const gguf::Reader file = gguf::Reader::open(model_path);
+  const auto has = [&](quant::TensorType type) {
+    return std::ranges::any_of(file.tensors(), [&](const gguf::TensorInfo& t) { return t.type == type; });
+  };
+  if (ptq1_form != "auto" && !has(quant::TensorType::kPTQ1_0))
+    fail(ErrorKind::kInput, "--ptq1-form {}: {} has no PTQ1_0 matrices", ptq1_form, model_path);
+  if (pq2_form != "auto" && !has(quant::TensorType::kPQ2_0))
+    fail(ErrorKind::kInput, "--pq2-form {}: {} has no PQ2_0 matrices", pq2_form, model_path);
+}
+
+model::LoadOptions BackendOptions::load_options(const std::string& model_path) const {
   runtime::check_compute_options(runtime::parse_backend(backend), threads, pin);
+  check_forms_apply(ptq1_form, pq2_form, model_path);
   return model::LoadOptions{
       .placement = mmap ? model::WeightPlacement::kMapped : model::WeightPlacement::kHugePages,
       .ptq1_form = model::parse_ptq1_form(ptq1_form),

@@ -111,6 +111,7 @@ void bench(BenchArgs& args) {
   args.options.backend = runtime::parse_backend(args.backend);
   args.options.kv = runtime::parse_kv_precision(args.kv_type);
   if (args.mmap) args.options.load.placement = model::WeightPlacement::kMapped;
+  BackendOptions::check_forms_apply(args.ptq1_form, args.pq2_form, args.options.model_path);
   args.options.load.ptq1_form = model::parse_ptq1_form(args.ptq1_form);
   args.options.load.pq2_form = model::parse_pq2_form(args.pq2_form);
   // The load re-packs on as many threads as the largest test uses.

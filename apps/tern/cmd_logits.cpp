@@ -67,7 +67,7 @@ std::vector<int32_t> read_tokens(const std::string& path) {
 }
 
 void run(const LogitsArgs& args) {
-  const auto model = model::Model::open(args.model_path, args.compute.load_options());
+  const auto model = model::Model::open(args.model_path, args.compute.load_options(args.model_path));
   const std::vector<int32_t> tokens = read_tokens(args.tokens_path);
   // Teacher forcing past the trained context is kept (its logits may be what is being studied), as the
   // server keeps a context past it, and said.

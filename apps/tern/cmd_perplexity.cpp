@@ -39,7 +39,7 @@ void run(const PerplexityArgs& args) {
   if (args.stride < 0)
     fail(ErrorKind::kInput, "--stride must be >= 0 (0: the window length), got {}", args.stride);
   const runtime::LoadedModel loaded =
-      runtime::LoadedModel::load(args.model_path, args.compute.load_options());
+      runtime::LoadedModel::load(args.model_path, args.compute.load_options(args.model_path));
   const std::vector<int32_t> tokens = read_tokens(*loaded.tokenizer, args.text_path);
   const int64_t ctx = within_trained_context(args.ctx, loaded.model->config(), "--ctx");
   const int64_t stride = args.stride > 0 ? args.stride : ctx;

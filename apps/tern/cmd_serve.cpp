@@ -47,7 +47,7 @@ void run_serve(ServeArgs args) {
   std::signal(SIGPIPE, SIG_IGN);
 
   args.scheduler.kv = runtime::parse_kv_precision(args.kv_type);
-  const auto model = model::Model::open(args.model_path, args.compute.load_options());
+  const auto model = model::Model::open(args.model_path, args.compute.load_options(args.model_path));
   if (past_trained_context(args.scheduler.context, model->config()))
     spdlog::warn(
         "--ctx-size {} is past the model's trained context of {} tokens: replies that reach past it "

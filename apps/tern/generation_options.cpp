@@ -35,8 +35,8 @@ void GenerationOptions::add_to(CLI::App& command) {
 }
 
 runtime::LoadedModel GenerationOptions::load_model() const {
-  const model::LoadOptions load = compute.load_options();
-  return runtime::LoadedModel::load(model_path.empty() ? tools::ensure_default_model() : model_path, load);
+  const std::string path = model_path.empty() ? tools::ensure_default_model() : model_path;
+  return runtime::LoadedModel::load(path, compute.load_options(path));
 }
 
 runtime::KvPrecision GenerationOptions::kv_precision() const {

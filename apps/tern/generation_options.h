@@ -27,7 +27,7 @@ struct GenerationOptions {
 
   void add_to(CLI::App& command);
   // The model at model_path, or the default model (made on first use), loaded after the compute options
-  // are checked (BackendOptions::load_options), so a mistake in them is named before a default is made.
+  // are checked (BackendOptions::load_options).
   runtime::LoadedModel load_model() const;
   runtime::KvPrecision kv_precision() const;
   runtime::EngineOptions engine_options() const { return compute.engine_options(); }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tests/apps/cli_test_model.h"
+#include "tests/model/tiny_model.h"
 
 namespace tern::app {
 namespace {
@@ -59,6 +60,26 @@ TEST(OptionRangesCli, MmapRefusesAPq2FormItWouldIgnore) {
     EXPECT_GT(run.code, 0) << args << ": " << run.err;
     EXPECT_TRUE(says(run, "--mmap excludes --pq2-form")) << args << ": " << run.err;
   }
+}
+
+// A form names what the file's PTQ1_0 or PQ2_0 matrices become: before, one given for a file without
+// them changed nothing without a word. A misspelt form is still named as one, and auto is always taken.
+TEST(OptionRangesCli, AFormOptionNeedsTheFileToHoldItsMatrices) {
+  const std::string pq2 = tiny_model_path();
+  const std::string ptq1 = testing_support::tiny_ptq1_model();
+  for (const auto& [args, message] :
+       {std::pair<std::string, std::string>{"run -m " + pq2 + " --ptq1-form rows -p hi -n 2",
+                                            "--ptq1-form rows: " + pq2 + " has no PTQ1_0 matrices"},
+        {"bench " + pq2 + " --ptq1-form planes -r 1", "--ptq1-form planes: " + pq2 + " has no PTQ1_0"},
+        {"run -m " + ptq1 + " --pq2-form rows -p hi -n 2", "--pq2-form rows: " + ptq1 + " has no PQ2_0"},
+        {"run -m " + pq2 + " --ptq1-form columns -p hi -n 2", "--ptq1-form must be auto, panels"}}) {
+    const TernExit run = run_tern(args, "form_err.txt", 30);
+    EXPECT_GT(run.code, 0) << args << ": " << run.err;
+    EXPECT_TRUE(says(run, message)) << args << ": " << run.err;
+  }
+  for (const std::string& args : {"run -m " + ptq1 + " --ptq1-form rows -p hi -n 2 --temp 0",
+                                  "run -m " + pq2 + " --ptq1-form auto --pq2-form rows -p hi -n 2 --temp 0"})
+    EXPECT_EQ(run_tern(args, "form_err.txt", 30).code, 0) << args;
 }
 
 // Before: `--timeout 1e300` overflowed every request's deadline into the past (each ended at once with no
