@@ -21,6 +21,23 @@ void bad_request(const std::string& param, const std::string& message) {
 
 namespace {
 
+// Deeper than any request needs (a tool's JSON schema nests a few levels): the chat template's values are
+// converted level by level, so a body nested tens of thousands deep would overflow the stack.
+constexpr int kMaxBodyDepth = 64;
+
+// `text` as JSON nested at most kMaxBodyDepth deep; a 400 naming `param` (`what` in words) otherwise.
+Json parse_json(const std::string& text, const std::string& param, const std::string& what) {
+  try {
+    return Json::parse(text, [&](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxBodyDepth)
+        bad_request(param, fmt::format("{} nests deeper than {} levels", what, kMaxBodyDepth));
+      return true;
+    });
+  } catch (const Json::exception& e) {  // a syntax error, or a number past a double (1e400)
+    bad_request(param, fmt::format("{} is not valid JSON: {}", what, e.what()));
+  }
+}
+
 const char* type_name(const Json& value) {
   switch (value.type()) {
     case Json::value_t::null:
@@ -99,7 +116,69 @@ void parse_stop(const Json& body, const RequestLimits& limits, std::vector<std::
   }
 }
 
+// Fields of the OpenAI API and of peers (vLLM, llama.cpp) that would change the reply and that tern does
+// not implement, each with the value that asks for what tern does anyway (null: none does). Any other value
+// is refused, not ignored. Fields that cannot change the reply (user, metadata, store...) are not here.
+struct Unimplemented {
+  const char* name;
+  Json harmless;
+};
+
+const std::vector<Unimplemented>& unimplemented_fields() {
+  static const std::vector<Unimplemented> fields = {
+      {"functions", nullptr},  // the deprecated form of tools
+      {"function_call", nullptr},
+      {"parallel_tool_calls", true},
+      {"n_predict", nullptr},  // llama.cpp's names
+      {"repeat_penalty", nullptr},
+      {"repeat_last_n", nullptr},
+      {"penalize_nl", nullptr},
+      {"n_probs", nullptr},
+      {"grammar", nullptr},
+      {"json_schema", nullptr},
+      {"samplers", nullptr},
+      {"typical_p", 1.0},
+      {"tfs_z", 1.0},
+      {"top_n_sigma", nullptr},
+      {"mirostat", 0},
+      {"mirostat_tau", nullptr},
+      {"mirostat_eta", nullptr},
+      {"dry_multiplier", 0.0},
+      {"dry_base", nullptr},
+      {"dry_allowed_length", nullptr},
+      {"dry_penalty_last_n", nullptr},
+      {"dry_sequence_breakers", nullptr},
+      {"xtc_probability", 0.0},
+      {"xtc_threshold", nullptr},
+      {"ignore_eos", false},  // vLLM's names
+      {"min_tokens", 0},
+      {"stop_token_ids", nullptr},
+      {"include_stop_str_in_output", false},
+      {"skip_special_tokens", true},
+      {"spaces_between_special_tokens", true},
+      {"use_beam_search", false},
+      {"length_penalty", 1.0},
+      {"prompt_logprobs", nullptr},
+      {"guided_json", nullptr},
+      {"guided_regex", nullptr},
+      {"guided_choice", nullptr},
+      {"guided_grammar", nullptr},
+      {"structured_outputs", nullptr},
+      {"chat_template", nullptr},
+      {"reasoning_effort", nullptr},
+      {"modalities", Json::array({"text"})},
+      {"audio", nullptr},
+      {"web_search_options", nullptr},
+  };
+  return fields;
+}
+
 void parse_unsupported(const Json& body) {
+  for (const Unimplemented& f : unimplemented_fields()) {
+    const Json* v = field(body, f.name);
+    if (v && *v != f.harmless)
+      bad_request(f.name, fmt::format("'{}' is not supported by this server", f.name));
+  }
   if (const Json* v = field(body, "response_format")) {
     if (!v->is_object()) wrong_type("response_format", "an object", *v);
     const Json* type = field(*v, "type");
@@ -151,15 +230,18 @@ GenerationFields parse_fields(const Json& body, const RequestLimits& limits, boo
   if (!model) bad_request("model", "'model' is required");
   if (!model->is_string()) wrong_type("model", "a string", *model);
   f.model = model->get<std::string>();
-  if (chat) {
-    if (auto v = get_int(body, "max_completion_tokens", 1, std::numeric_limits<int64_t>::max()))
-      f.max_tokens = v;
-  }
+  // max_completion_tokens replaces the deprecated max_tokens, and wins where both are given (as in vLLM).
+  const char* length_field = "max_tokens";
   if (auto v = get_int(body, "max_tokens", 1, std::numeric_limits<int64_t>::max())) f.max_tokens = v;
+  if (chat) {
+    if (auto v = get_int(body, "max_completion_tokens", 1, std::numeric_limits<int64_t>::max())) {
+      f.max_tokens = v;
+      length_field = "max_completion_tokens";
+    }
+  }
   if (f.max_tokens && *f.max_tokens > limits.max_tokens) {
-    bad_request(
-        chat && field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
-        fmt::format("max_tokens {} exceeds this server's limit of {}", *f.max_tokens, limits.max_tokens));
+    bad_request(length_field, fmt::format("{} {} exceeds this server's limit of {}", length_field,
+                                          *f.max_tokens, limits.max_tokens));
   }
   parse_stop(body, limits, f.stop);
   runtime::SamplingParams& s = f.sampling;
@@ -217,6 +299,24 @@ void check_content(const Json& content, const std::string& param, bool nullable)
   }
 }
 
+void check_tool_calls(const Json& calls, const std::string& at) {
+  if (!calls.is_array()) wrong_type(at, "an array", calls);
+  for (size_t j = 0; j < calls.size(); ++j) {
+    const std::string call = fmt::format("{}[{}]", at, j);
+    if (!calls[j].is_object()) wrong_type(call, "an object", calls[j]);
+    const Json* function = field(calls[j], "function");
+    if (!function || !function->is_object())
+      bad_request(call + ".function", fmt::format("'{}.function' must be an object", call));
+    const Json* name = field(*function, "name");
+    if (!name || !name->is_string())
+      bad_request(call + ".function.name", fmt::format("'{}.function.name' must be a string", call));
+    if (const Json* arguments = field(*function, "arguments");
+        arguments && !arguments->is_string() && !arguments->is_object()) {
+      wrong_type(call + ".function.arguments", "a JSON object or its text", *arguments);
+    }
+  }
+}
+
 void check_messages(const Json& body) {
   const Json* messages = field(body, "messages");
   if (!messages) bad_request("messages", "'messages' is required");
@@ -242,9 +342,28 @@ void check_messages(const Json& body) {
     } else {
       check_content(*content, at + ".content", name == "assistant" && has_tool_calls);
     }
-    if (has_tool_calls && !m["tool_calls"].is_array())
-      wrong_type(at + ".tool_calls", "an array", m["tool_calls"]);
+    if (has_tool_calls) check_tool_calls(m["tool_calls"], at + ".tool_calls");
   }
+}
+
+// A past call's arguments as the template renders them: an object. OpenAI's form (and what tern returns)
+// is the object as JSON text, so text is parsed; the template would drop it as it stands.
+Json messages_for_template(const Json& messages) {
+  Json out = messages;
+  for (size_t i = 0; i < out.size(); ++i) {
+    Json* calls = out[i].contains("tool_calls") ? &out[i]["tool_calls"] : nullptr;
+    if (calls == nullptr || !calls->is_array()) continue;
+    for (size_t j = 0; j < calls->size(); ++j) {
+      Json& function = (*calls)[j]["function"];  // an object: check_tool_calls
+      const auto arguments = function.find("arguments");
+      if (arguments == function.end() || !arguments->is_string()) continue;
+      const std::string at = fmt::format("messages[{}].tool_calls[{}].function.arguments", i, j);
+      Json parsed = parse_json(arguments->get<std::string>(), at, fmt::format("'{}'", at));
+      if (!parsed.is_object()) wrong_type(at, "a JSON object or its text", parsed);
+      *arguments = std::move(parsed);
+    }
+  }
+  return out;
 }
 
 void parse_tools(const Json& body, ChatRequest& request) {
@@ -308,12 +427,7 @@ void parse_tools(const Json& body, ChatRequest& request) {
 }  // namespace
 
 Json parse_body(const std::string& body) {
-  Json parsed;
-  try {
-    parsed = Json::parse(body);
-  } catch (const Json::parse_error& e) {
-    bad_request("", fmt::format("the request body is not valid JSON: {}", e.what()));
-  }
+  const Json parsed = parse_json(body, "", "the request body");
   if (!parsed.is_object()) bad_request("", "the request body must be a JSON object");
   return parsed;
 }
@@ -331,12 +445,19 @@ ChatRequest parse_chat_prompt(const Json& body) {
   check_messages(body);
   parse_tools(body, request);
   request.body = Json::object();
-  request.body["messages"] = body["messages"];
+  request.body["messages"] = messages_for_template(body["messages"]);
   if (request.tool_choice.mode != ToolChoice::Mode::kNone && !request.tools.empty()) {
     request.body["tools"] = request.tools;
   }
   if (const Json* kwargs = field(body, "chat_template_kwargs")) {
     if (!kwargs->is_object()) wrong_type("chat_template_kwargs", "an object", *kwargs);
+    // The template takes these from the request's own fields, checked above.
+    for (const char* own : {"messages", "tools", "add_generation_prompt", "bos_token", "eos_token"}) {
+      if (kwargs->contains(own)) {
+        const std::string param = fmt::format("chat_template_kwargs.{}", own);
+        bad_request(param, fmt::format("'{}' would replace what the request's own fields give", param));
+      }
+    }
     request.body["chat_template_kwargs"] = *kwargs;
     if (auto thinking = get_bool(*kwargs, "enable_thinking")) request.enable_thinking = *thinking;
   }

@@ -24,6 +24,7 @@ std::string_view trim_blank(std::string_view text) {
 
 // Length of the longest suffix of `text` that is a proper prefix of `tag`.
 size_t partial_tag_length(std::string_view text, std::string_view tag) {
+  if (tag.empty()) return 0;
   for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n)
     if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
   return 0;
@@ -37,6 +38,7 @@ struct Found {
 Found find_first(std::string_view text, std::initializer_list<std::string_view> tags) {
   Found first;
   for (const std::string_view tag : tags) {
+    if (tag.empty()) continue;  // a tag not looked for
     const size_t at = text.find(tag);
     if (at < first.position) first = {at, tag};
   }
@@ -137,9 +139,10 @@ void OutputParser::process(Delta& delta, bool at_end) {
       continue;
     }
     const bool think_allowed = state_ == State::kContent && !content_started_ && tool_call_count_ == 0;
+    const std::string_view call_open = config_.tool_calls ? kToolCallOpen : std::string_view{};
     Found found = state_ == State::kReasoning ? find_first(buffer_, {kThinkClose})
-                  : think_allowed             ? find_first(buffer_, {kThinkOpen, kToolCallOpen})
-                                              : find_first(buffer_, {kToolCallOpen});
+                  : think_allowed             ? find_first(buffer_, {kThinkOpen, call_open})
+                                              : find_first(buffer_, {call_open});
     if (found.position == std::string_view::npos) {
       // Release all but a possible tag start at the end.
       size_t hold = 0;
@@ -147,7 +150,7 @@ void OutputParser::process(Delta& delta, bool at_end) {
         if (state_ == State::kReasoning) {
           hold = partial_tag_length(buffer_, kThinkClose);
         } else {
-          hold = partial_tag_length(buffer_, kToolCallOpen);
+          hold = partial_tag_length(buffer_, call_open);
           if (think_allowed) hold = std::max(hold, partial_tag_length(buffer_, kThinkOpen));
         }
       }

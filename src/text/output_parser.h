@@ -38,6 +38,9 @@ struct OutputParserConfig {
   bool thinking_open_in_prompt = false;
   // The request's `tools` (OpenAI form); XML parameter values are typed by their JSON-schema type.
   nlohmann::ordered_json tools;
+  // Whether <tool_call> blocks are calls: a request with no tools, or with tool_choice none, asked for
+  // none, so such a block is content.
+  bool tool_calls = true;
   std::string id_prefix = "call_";
 };
 

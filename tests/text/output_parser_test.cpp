@@ -157,6 +157,20 @@ TEST(OutputParser, HoldsBackAPartialTagUntilItResolves) {
   EXPECT_TRUE(parser.finish().empty());
 }
 
+// A request with no tools, or with tool_choice none, asked for no calls: before, a <tool_call> block in
+// its reply still came back as tool_calls.
+TEST(OutputParser, ACallBlockIsContentWhereNoCallsWereAskedFor) {
+  OutputParserConfig config;
+  config.tool_calls = false;
+  OutputParser parser(config);
+  const std::string block = "<tool_call>\n<function=f>\n</function>\n</tool_call>";
+  Delta delta = parser.push("Sure: " + block);
+  const Delta end = parser.finish();
+  EXPECT_TRUE(delta.tool_calls.empty());
+  EXPECT_TRUE(end.tool_calls.empty());
+  EXPECT_EQ(delta.content + end.content, "Sure: " + block);
+}
+
 TEST(OutputParser, ReleasesReasoningAsItStreams) {
   OutputParserConfig config;
   config.thinking_open_in_prompt = true;

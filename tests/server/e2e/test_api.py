@@ -204,6 +204,12 @@ def post(server, body, path="/v1/chat/completions", **kw):
     ({"model": MODEL, "messages": HELLO, "tool_choice": {"type": "function", "function": {"name": "nope"}},
       "tools": TOOLS}, 400, "tool_choice"),
     ({"model": MODEL, "messages": [{"role": "user", "content": "word " * 2000}]}, 400, "messages"),
+    # Before: the template's conversion of a body nested 20,000 deep overflowed the stack and the server
+    # died; a number past a double was a 500; ignore_eos was dropped without a word.
+    ('{"model": "%s", "messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"x": %s}}'
+     % (MODEL, "[" * 20000 + "]" * 20000), 400, None),
+    ('{"model": "%s", "messages": [{"role": "user", "content": "hi"}], "temperature": 1e400}' % MODEL, 400, None),
+    ({"model": MODEL, "messages": HELLO, "ignore_eos": True}, 400, "ignore_eos"),
 ])
 def test_bad_chat_input(server, body, status, param):
     r = post(server, body)
@@ -308,3 +314,10 @@ def test_q8_kv_cache_on_the_cpu_backend():
     finally:
         assert f16.stop() == 0
     assert q8_mib < f16_mib  # the state also holds the (fp32) GDN layers, so not quite half
+
+
+def test_tokenize_names_a_wrong_type(server):
+    # Before: a 500 "type must be boolean".
+    r = httpx.post(server.url + "/tokenize", json={"content": "hi", "add_special": "yes"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["param"] == "add_special"

@@ -94,3 +94,17 @@ def test_continue_final_message_needs_an_assistant_reply(server):
     r = httpx.post(server.url + "/v1/chat/completions",
                    json={"model": MODEL, "messages": ASK, "logit_bias": {"5": 500}})
     assert r.status_code == 400 and r.json()["error"]["param"] == "logit_bias"
+
+
+def test_no_call_where_none_was_asked_for(server):
+    """tool_choice none, or no tools at all: a call block the model writes is content. Before, it still came
+    back as tool_calls."""
+    close = token_id(server, "</tool_call>")
+    for tools in ({"tools": TOOLS, "tool_choice": "none"}, {}):
+        body = {"model": MODEL, "messages": ASK + [{"role": "assistant", "content": CALL_BODY}], "temperature": 0,
+                "max_tokens": 1, "logit_bias": {str(close): 100}, **CONTINUE, **tools}
+        r = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=60)
+        assert r.status_code == 200, r.text
+        message = r.json()["choices"][0]["message"]
+        assert not message.get("tool_calls"), (tools, message)
+        assert message["content"] == "</tool_call>", (tools, message)
