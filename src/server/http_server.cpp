@@ -58,6 +58,38 @@ Json token_entry(const text::Tokenizer& tokenizer, const runtime::Logprobs& lp) 
   return entry;
 }
 
+// The completions API's logprobs: parallel arrays of token text, logprob, alternatives and the token's
+// offset in the choice's text, which runs on across the stream's chunks.
+class CompletionLogprobs {
+ public:
+  CompletionLogprobs(const text::Tokenizer& tokenizer, size_t offset)
+      : tokenizer_(tokenizer), offset_(offset) {}
+
+  void add(int32_t token, const Json& logprob, const Json& alternatives) {
+    const std::string piece = tokenizer_.decode(std::span(&token, 1));
+    out_["tokens"].push_back(piece);
+    out_["token_logprobs"].push_back(logprob);
+    out_["top_logprobs"].push_back(alternatives);
+    out_["text_offset"].push_back(offset_);
+    offset_ += piece.size();
+  }
+  void add(int32_t token, const runtime::Logprobs& lp) {
+    Json alternatives = Json::object();
+    for (const auto& t : lp.top) alternatives[tokenizer_.decode(std::span(&t.token, 1))] = t.logprob;
+    add(token, lp.chosen.logprob, alternatives);
+  }
+  const Json& json() const { return out_; }
+  size_t offset() const { return offset_; }
+
+ private:
+  const text::Tokenizer& tokenizer_;
+  size_t offset_;
+  Json out_ = {{"tokens", Json::array()},
+               {"token_logprobs", Json::array()},
+               {"top_logprobs", Json::array()},
+               {"text_offset", Json::array()}};
+};
+
 }  // namespace
 
 struct HttpServer::Call {
@@ -68,6 +100,7 @@ struct HttpServer::Call {
     std::vector<text::ToolCall> tool_calls;
     Json logprobs = Json::array();  // chat: content entries
     std::vector<runtime::Logprobs> token_logprobs, prompt_logprobs;
+    size_t logprob_offset = 0;  // completions, streamed: the text offset of the next token's logprobs
     std::vector<int32_t> tokens;
     std::optional<FinishReason> finish;
     bool deadline = false;
@@ -498,34 +531,14 @@ void HttpServer::respond(const std::shared_ptr<Call>& call, httplib::Response& r
       } else {
         choice["text"] = call->echo ? call->echo_text + c.text : c.text;
         if (call->top_logprobs >= 0) {
-          Json tokens = Json::array(), token_logprobs = Json::array(), top = Json::array(),
-               offsets = Json::array();
-          size_t offset = 0;
-          const auto add = [&](int32_t id, const Json& lp, const Json& alts) {
-            const std::string piece = tokenizer_.decode(std::span(&id, 1));
-            tokens.push_back(piece);
-            token_logprobs.push_back(lp);
-            top.push_back(alts);
-            offsets.push_back(offset);
-            offset += piece.size();
-          };
-          const auto alternatives = [&](const runtime::Logprobs& lp) {
-            Json alts = Json::object();
-            for (const auto& t : lp.top) alts[tokenizer_.decode(std::span(&t.token, 1))] = t.logprob;
-            return alts;
-          };
+          CompletionLogprobs logprobs(tokenizer_, 0);
           if (call->echo) {
-            add(call->prompt.front(), nullptr, nullptr);
-            for (size_t k = 0; k < c.prompt_logprobs.size(); ++k) {
-              add(call->prompt[k + 1], c.prompt_logprobs[k].chosen.logprob,
-                  alternatives(c.prompt_logprobs[k]));
-            }
+            logprobs.add(call->prompt.front(), nullptr, nullptr);
+            for (size_t k = 0; k < c.prompt_logprobs.size(); ++k)
+              logprobs.add(call->prompt[k + 1], c.prompt_logprobs[k]);
           }
-          for (const auto& lp : c.token_logprobs) add(lp.chosen.token, lp.chosen.logprob, alternatives(lp));
-          choice["logprobs"] = {{"tokens", tokens},
-                                {"token_logprobs", token_logprobs},
-                                {"top_logprobs", top},
-                                {"text_offset", offsets}};
+          for (const auto& lp : c.token_logprobs) logprobs.add(lp.chosen.token, lp);
+          choice["logprobs"] = logprobs.json();
         } else {
           choice["logprobs"] = nullptr;
         }
@@ -578,8 +591,15 @@ void HttpServer::respond(const std::shared_ptr<Call>& call, httplib::Response& r
           }
           chunk(index, delta, logprobs, nullptr);
         }
-      } else if (!fx.content.empty()) {
-        chunk(index, fx.content, nullptr, nullptr);
+      } else if (!fx.content.empty() || (call->top_logprobs >= 0 && !fx.completion_logprobs.empty())) {
+        Json completion_logprobs = nullptr;
+        if (call->top_logprobs >= 0) {
+          CompletionLogprobs streamed(tokenizer_, c.logprob_offset);
+          for (const auto& lp : fx.completion_logprobs) streamed.add(lp.chosen.token, lp);
+          c.logprob_offset = streamed.offset();
+          completion_logprobs = streamed.json();
+        }
+        chunk(index, fx.content, completion_logprobs, nullptr);
       }
       if (c.finish) {
         if (!c.error.empty()) {

@@ -68,6 +68,21 @@ def test_echo_with_logprobs_scores_the_prompt(client):
     assert r.choices[0].text.startswith("one two three four")
 
 
+def test_streamed_completion_logprobs_match_the_whole_reply(client):
+    # Before: every streamed chunk had "logprobs": null.
+    args = dict(model=MODEL, prompt="The quick brown fox", max_tokens=8, temperature=0, logprobs=2)
+    whole = client.completions.create(**args).choices[0].logprobs
+    tokens, logprobs, offsets = [], [], []
+    for chunk in client.completions.create(**args, stream=True):
+        if chunk.choices and chunk.choices[0].logprobs:
+            lp = chunk.choices[0].logprobs
+            tokens += lp.tokens
+            logprobs += lp.token_logprobs
+            offsets += lp.text_offset
+    assert tokens == whole.tokens and offsets == whole.text_offset
+    assert logprobs == pytest.approx(whole.token_logprobs, abs=1e-4)
+
+
 def test_stop_string_ends_the_output(client):
     args = dict(model=MODEL, prompt="Once upon a time", max_tokens=40, temperature=0)
     full = client.completions.create(**args).choices[0].text
