@@ -65,10 +65,11 @@ const Json* field(const Json& body, const char* name) {
   return it == body.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::optional<bool> get_bool(const Json& body, const char* name) {
+// `parent`: the object holding the field, for its name in an error (stream_options.include_usage).
+std::optional<bool> get_bool(const Json& body, const char* name, const char* parent = nullptr) {
   const Json* v = field(body, name);
   if (!v) return std::nullopt;
-  if (!v->is_boolean()) wrong_type(name, "a boolean", *v);
+  if (!v->is_boolean()) wrong_type(parent ? fmt::format("{}.{}", parent, name) : name, "a boolean", *v);
   return v->get<bool>();
 }
 
@@ -264,7 +265,7 @@ GenerationFields parse_fields(const Json& body, const RequestLimits& limits, boo
   if (const Json* options = field(body, "stream_options")) {
     if (!options->is_object()) wrong_type("stream_options", "an object", *options);
     if (!f.stream) bad_request("stream_options", "'stream_options' is only allowed with 'stream': true");
-    f.include_usage = get_bool(*options, "include_usage").value_or(false);
+    f.include_usage = get_bool(*options, "include_usage", "stream_options").value_or(false);
   }
   if (chat) {
     const bool logprobs = get_bool(body, "logprobs").value_or(false);
@@ -459,7 +460,8 @@ ChatRequest parse_chat_prompt(const Json& body) {
       }
     }
     request.body["chat_template_kwargs"] = *kwargs;
-    if (auto thinking = get_bool(*kwargs, "enable_thinking")) request.enable_thinking = *thinking;
+    if (auto thinking = get_bool(*kwargs, "enable_thinking", "chat_template_kwargs"))
+      request.enable_thinking = *thinking;
   }
   const bool generation_prompt = get_bool(body, "add_generation_prompt").value_or(true);
   if (get_bool(body, "continue_final_message").value_or(false)) {

@@ -50,6 +50,10 @@ TEST(ServerApi, AFieldThatWouldChangeTheReplyIsHonouredOrRefused) {
   EXPECT_EQ(refusal(chat(R"(, "functions": [{"name": "f"}])")), "functions");
   EXPECT_EQ(refusal(chat(R"(, "user": "u1", "metadata": {"k": "v"}, "store": false)")), "accepted");
   EXPECT_EQ(refusal(chat(R"(, "chat_template_kwargs": {"messages": []})")), "chat_template_kwargs.messages");
+  EXPECT_EQ(refusal(chat(R"(, "chat_template_kwargs": {"enable_thinking": 1})")),
+            "chat_template_kwargs.enable_thinking");
+  EXPECT_EQ(refusal(chat(R"(, "stream": true, "stream_options": {"include_usage": "yes"})")),
+            "stream_options.include_usage");
 }
 
 // max_completion_tokens replaces max_tokens and wins where both are given; its limit names it.
