@@ -64,12 +64,9 @@ void BackendOptions::check_forms_apply(const std::string& ptq1_form, const std::
   model::parse_pq2_form(pq2_form);
   if (ptq1_form == "auto" && pq2_form == "auto") return;
   const gguf::Reader file = gguf::Reader::open(model_path);
-  const auto has = [&](quant::TensorType type) {
-    return std::ranges::any_of(file.tensors(), [&](const gguf::TensorInfo& t) { return t.type == type; });
-  };
-  if (ptq1_form != "auto" && !has(quant::TensorType::kPTQ1_0))
+  if (ptq1_form != "auto" && !file.holds_type(quant::TensorType::kPTQ1_0))
     fail(ErrorKind::kInput, "--ptq1-form {}: {} has no PTQ1_0 matrices", ptq1_form, model_path);
-  if (pq2_form != "auto" && !has(quant::TensorType::kPQ2_0))
+  if (pq2_form != "auto" && !file.holds_type(quant::TensorType::kPQ2_0))
     fail(ErrorKind::kInput, "--pq2-form {}: {} has no PQ2_0 matrices", pq2_form, model_path);
 }
 

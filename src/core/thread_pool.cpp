@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cerrno>
 #include <chrono>
 #include <system_error>
 
@@ -43,30 +44,56 @@ void spin_until(Done done, std::chrono::nanoseconds budget) {
   }
 }
 
+// A CPU set sized for `cpus` CPUs (glibc's cpu_set_t holds 1,024).
+struct CpuSet {
+  explicit CpuSet(int cpus) : set(CPU_ALLOC(cpus)), bytes(CPU_ALLOC_SIZE(cpus)) {
+    if (set == nullptr) fail(ErrorKind::kCapacity, "cannot allocate a set of {} CPUs", cpus);
+    CPU_ZERO_S(bytes, set);
+  }
+  ~CpuSet() { CPU_FREE(set); }
+  CpuSet(const CpuSet&) = delete;
+  CpuSet& operator=(const CpuSet&) = delete;
+
+  cpu_set_t* set;
+  size_t bytes;
+};
+
 void pin_to_cpu(pthread_t thread, int pool_thread, int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(static_cast<unsigned>(cpu), &set);
-  if (const int error = pthread_setaffinity_np(thread, sizeof(set), &set); error != 0) {
+  CpuSet one(cpu + 1);
+  CPU_SET_S(static_cast<size_t>(cpu), one.bytes, one.set);
+  if (const int error = pthread_setaffinity_np(thread, one.bytes, one.set); error != 0) {
     fail(ErrorKind::kInput, "cannot pin pool thread {} to CPU {}: {}", pool_thread, cpu,
          std::system_category().message(error));
   }
 }
 
+// The calling thread's affinity mask; empty where it cannot be read. The set grows until it holds the
+// kernel's possible CPUs (sched_getaffinity refuses a smaller one).
+std::vector<int> read_affinity() {
+  std::vector<int> cpus;
+  for (int size = CPU_SETSIZE; size <= (1 << 20); size *= 2) {
+    CpuSet mask(size);
+    if (sched_getaffinity(0, mask.bytes, mask.set) == 0) {
+      for (int cpu = 0; cpu < size; ++cpu)
+        if (CPU_ISSET_S(static_cast<size_t>(cpu), mask.bytes, mask.set)) cpus.push_back(cpu);
+      return cpus;
+    }
+    if (errno != EINVAL) break;
+  }
+  return cpus;
+}
+
 }  // namespace
 
-std::vector<int> ThreadPool::allowed_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  if (cpus.empty()) {
-    const int online = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    for (int cpu = 0; cpu < online; ++cpu) cpus.push_back(cpu);
-  }
+const std::vector<int>& ThreadPool::allowed_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> mask = read_affinity();
+    if (mask.empty()) {  // unreadable: every CPU, without pinning's promise of which
+      mask.resize(static_cast<size_t>(std::max(1, static_cast<int>(std::thread::hardware_concurrency()))));
+      for (size_t cpu = 0; cpu < mask.size(); ++cpu) mask[cpu] = static_cast<int>(cpu);
+    }
+    return mask;
+  }();
   return cpus;
 }
 
@@ -77,7 +104,7 @@ int ThreadPool::resolve(int threads) {
 ThreadPool::ThreadPool(int threads, bool pin) {
   if (threads < 1 || threads > kMaxThreads)
     fail(ErrorKind::kInput, "thread count must be 1 to {}, got {}", kMaxThreads, threads);
-  const std::vector<int> allowed = allowed_cpus();
+  const std::vector<int>& allowed = allowed_cpus();
   spin_ = static_cast<size_t>(threads) <= allowed.size() ? kSpinWhenCpusSuffice : kSpinWhenOversubscribed;
   if (pin) {
     for (int t = 0; t < threads; ++t)

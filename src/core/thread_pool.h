@@ -21,9 +21,10 @@ class ThreadPool {
   // system's own limit (tens of thousands) starting them fails.
   static constexpr int kMaxThreads = 1024;
 
-  // The CPUs the calling thread may run on, in order: its affinity mask (a container's cpuset, taskset),
-  // or every online CPU where the mask cannot be read.
-  static std::vector<int> allowed_cpus();
+  // The CPUs the process may run on, in order: its affinity mask (a container's cpuset, taskset) when
+  // first asked, before any pool pinned the asking thread to one of them; CPUs 0..n-1 of the n online
+  // where the mask cannot be read.
+  static const std::vector<int>& allowed_cpus();
   // A thread count as options give it: 0 is every allowed CPU (at least 1).
   static int resolve(int threads);
 

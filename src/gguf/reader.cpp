@@ -391,6 +391,10 @@ const Array& Reader::get_array(std::string_view key) const {
   return std::get<Array>(v.data);
 }
 
+bool Reader::holds_type(quant::TensorType type) const {
+  return std::ranges::any_of(tensors_, [&](const TensorInfo& t) { return t.type == type; });
+}
+
 const TensorInfo* Reader::find_tensor(std::string_view name) const {
   auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

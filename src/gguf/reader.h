@@ -69,6 +69,7 @@ class Reader {
   std::optional<uint64_t> get_uint_or(std::string_view key) const;  // nullopt if absent
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  bool holds_type(quant::TensorType type) const;  // whether any tensor is of `type`
   const TensorInfo* find_tensor(std::string_view name) const;
   const TensorInfo& tensor(std::string_view name) const;  // throws Error(kFormat) if absent
 

@@ -448,16 +448,16 @@ size_t default_bandwidth_bytes() {
   return std::max(kMinBandwidthBytes, std::min(cache_sized, quarter_of_memory));
 }
 
-kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes) {
+kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes, bool pin) {
   const size_t size = probe_buffer_bytes(bytes);
-  ThreadPool pool(ThreadPool::resolve(threads));
+  ThreadPool pool(ThreadPool::resolve(threads), pin);
   return kernels::cpu::measure_read_bandwidth(pool, size);
 }
 
 BandwidthProbes measure_bandwidths(const std::vector<int>& threads, size_t bytes) {
   BandwidthProbes probes;
   for (const int count : threads) {
-    const kernels::cpu::ReadBandwidth read = measure_bandwidth(count, bytes);
+    const kernels::cpu::ReadBandwidth read = measure_bandwidth(count, bytes, false);
     probes.by_threads.push_back({ThreadPool::resolve(count), read.best_gb_s, read.median_gb_s});
     probes.bytes = read.bytes;
   }
@@ -508,7 +508,8 @@ ThreadCountRun run_thread_count(const model::Model& model, std::span<BenchTest> 
                                                        .pin_threads = options.pin_threads,
                                                        .read_only_matmuls = options.read_only_matmuls});
   ThreadCountRun run;
-  const kernels::cpu::ReadBandwidth before = measure_bandwidth(engine.threads(), options.bandwidth_bytes);
+  const kernels::cpu::ReadBandwidth before =
+      measure_bandwidth(engine.threads(), options.bandwidth_bytes, options.pin_threads);
   run.probe_bytes = before.bytes;
   reset_peak_rss();  // the probe's buffer is not the model's memory
   std::mt19937 rng(options.seed);
@@ -531,7 +532,8 @@ ThreadCountRun run_thread_count(const model::Model& model, std::span<BenchTest> 
   run.peak_rss_bytes = peak_rss_bytes();
   // Probed again after the tests: a shared host's bandwidth drifts by tens of percent within minutes, and
   // against the better of the two probes the fraction can understate, never overstate.
-  const kernels::cpu::ReadBandwidth after = measure_bandwidth(engine.threads(), options.bandwidth_bytes);
+  const kernels::cpu::ReadBandwidth after =
+      measure_bandwidth(engine.threads(), options.bandwidth_bytes, options.pin_threads);
   run.bandwidth = {engine.threads(), std::max(before.best_gb_s, after.best_gb_s),
                    std::max(before.median_gb_s, after.median_gb_s)};
   for (BenchTest& test : tests) test.bandwidth_gb_s = run.bandwidth.best_gb_s;
@@ -551,15 +553,11 @@ BenchReport run_bench(const BenchOptions& options) {
   if (options.read_only_matmuls) report.backend += ", read-only matmuls";
   report.isa = cpu_features().describe();
   report.weights = options.load.placement == model::WeightPlacement::kMapped ? "mapped" : "huge pages";
-  const auto has = [&](quant::TensorType type) {
-    return std::any_of(model->file().tensors().begin(), model->file().tensors().end(),
-                       [&](const gguf::TensorInfo& t) { return t.type == type; });
-  };
   const quant::TensorType ptq1 = model->placed_type(quant::TensorType::kPTQ1_0);
-  if (has(quant::TensorType::kPTQ1_0))
+  if (model->file().holds_type(quant::TensorType::kPTQ1_0))
     report.weights += fmt::format(", PTQ1_0 as {}", quant::traits(ptq1).name);
   const quant::TensorType pq2 = model->placed_type(quant::TensorType::kPQ2_0);
-  if (pq2 != quant::TensorType::kPQ2_0 && has(quant::TensorType::kPQ2_0))
+  if (pq2 != quant::TensorType::kPQ2_0 && model->file().holds_type(quant::TensorType::kPQ2_0))
     report.weights += fmt::format(", PQ2_0 as {}", quant::traits(pq2).name);
   for (const gguf::TensorInfo& tensor : model->file().tensors()) report.model_bytes += tensor.nbytes;
   check_tests_fit_memory(*model, plan_tests(options, compute_threads(options, options.threads.front())),

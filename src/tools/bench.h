@@ -157,8 +157,9 @@ std::optional<MedianInterval> median_interval(std::vector<double> values);
 
 // Streaming-read bandwidth on a pool of `threads` (0: every allowed CPU), streaming `bytes`
 // (0: default_bandwidth_bytes()). Throws Error(kInput) under kMinBandwidthBytes and Error(kCapacity) past
-// the memory available.
-kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes);
+// the memory available. `pin` pins the pool as a pinned test's: a pinned pool leaves the thread that ran it
+// on one CPU, where an unpinned pool's workers, inheriting its mask, would all start.
+kernels::cpu::ReadBandwidth measure_bandwidth(int threads, size_t bytes, bool pin);
 
 // The probe on each of `threads` in turn (--memory-bandwidth), and the buffer it streamed.
 struct BandwidthProbes {

@@ -50,6 +50,17 @@ void expect_refused(const BenchOptions& options, const std::string& message,
   }
 }
 
+// -t 0 counts the CPUs the process may run on: under taskset (or a container's cpuset), not every online
+// CPU, which put 64 threads on a 4-CPU container of a 64-CPU host.
+TEST(BenchCli, EveryThreadMeansEveryCpuTheProcessMayRunOn) {
+  if (std::system("taskset -V > /dev/null 2>&1") != 0) GTEST_SKIP() << "no taskset here";
+  const std::string out =
+      run_command(fmt::format("taskset -c {} {} bench --memory-bandwidth -t 0 --bandwidth-bytes "
+                              "67108864 --json",
+                              ThreadPool::allowed_cpus().back(), TERN_BINARY));
+  EXPECT_EQ(nlohmann::json::parse(out)["threads"], 1) << out;
+}
+
 TEST(BenchCli, JsonReportHasPositiveFigures) {
   const std::string out =
       run_command(std::string(TERN_BINARY) + " bench " + testing_support::tiny_pq2_model() +
@@ -103,11 +114,11 @@ TEST(BenchOptions, RejectAProbeSmallerThan64MiBOrPastTheMemoryAndTooManyThreads)
       {&small_probe, "--bandwidth-bytes must be at least 67108864"},
       {&too_many, "-t: thread counts must be 0 to 1024, got 100000"}};
   for (const auto& [options, message] : cases) expect_refused(*options, message);
-  EXPECT_THROW(measure_bandwidth(2, 4096), Error);
+  EXPECT_THROW(measure_bandwidth(2, 4096, false), Error);
   // A probe past the memory available is refused before it is mapped: 2^64 - 1 bytes wrapped to a
   // mapping of 0 bytes, and a size near the memory met the OOM killer.
   try {
-    (void)measure_bandwidth(2, std::numeric_limits<size_t>::max());
+    (void)measure_bandwidth(2, std::numeric_limits<size_t>::max(), false);
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kCapacity);
