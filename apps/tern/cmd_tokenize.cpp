@@ -76,11 +76,11 @@ void add_tokenize_command(CLI::App& app) {
   static bool no_special = false;
   cmd->add_option("MODEL", model_path, "GGUF model whose tokenizer to use")->required();
   // Counted, not tested for emptiness: an empty TEXT is a text to tokenize, and no TEXT is a mistake.
-  static const CLI::Option* text_given = cmd->add_option("TEXT", text, "Text to tokenize");
-  static const CLI::Option* jsonl_given = cmd->add_option(
+  const CLI::Option* text_given = cmd->add_option("TEXT", text, "Text to tokenize");
+  const CLI::Option* jsonl_given = cmd->add_option(
       "--jsonl", jsonl_path, "File of one JSON string per line; prints one JSON id array per line");
   cmd->add_flag("--no-special", no_special, "Treat control-token text as plain text");
-  cmd->callback([] {
+  cmd->callback([text_given, jsonl_given] {
     if ((text_given->count() > 0) == (jsonl_given->count() > 0)) {
       fail(ErrorKind::kInput, "tokenize: give either TEXT or --jsonl FILE{}",
            text_given->count() > 0 ? ", not both" : "");

@@ -56,7 +56,7 @@ FoldSites resolve_sites(const Config& c, const hadamard::Contract* contract) {
 }
 
 // Runs range(first, last) over contiguous ranges splitting [0, units) among `threads` threads (0: every
-// hardware thread), the calling thread taking the first; the first error is rethrown on the caller.
+// allowed CPU), the calling thread taking the first; the first error is rethrown on the caller.
 void split_over_threads(int64_t units, int threads, const std::function<void(int64_t, int64_t)>& range) {
   const int64_t parts = std::clamp<int64_t>(ThreadPool::resolve(threads), 1, std::max<int64_t>(units, 1));
   std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));

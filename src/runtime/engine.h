@@ -54,7 +54,7 @@ struct EngineOptions {
   // (tests/model/parity_test.cpp). The oracle stays selectable (--backend ref).
   Backend backend = Backend::kCpu;
   int threads = 0;  // pool size of the cpu backend; 0 means every allowed CPU (the ref backend: 0 or 1)
-  bool pin_threads = false;  // pool thread t on CPU t (ThreadPool)
+  bool pin_threads = false;  // pool thread t on the t-th allowed CPU (ThreadPool)
   // cpu backend only: every ternary matmul just reads its weights and outputs 0 (kernels::
   // cpu_read_only_ops). The outputs are meaningless; tern bench uses it to measure the ceiling a
   // kernel whose arithmetic cost nothing would reach.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <utility>
@@ -65,14 +66,6 @@ const Json* field(const Json& body, const char* name) {
   return it == body.end() || it->is_null() ? nullptr : &*it;
 }
 
-// `parent`: the object holding the field, for its name in an error (stream_options.include_usage).
-std::optional<bool> get_bool(const Json& body, const char* name, const char* parent = nullptr) {
-  const Json* v = field(body, name);
-  if (!v) return std::nullopt;
-  if (!v->is_boolean()) wrong_type(parent ? fmt::format("{}.{}", parent, name) : name, "a boolean", *v);
-  return v->get<bool>();
-}
-
 std::optional<double> get_number(const Json& body, const char* name, double lo, double hi) {
   const Json* v = field(body, name);
   if (!v) return std::nullopt;
@@ -118,67 +111,83 @@ void parse_stop(const Json& body, const RequestLimits& limits, std::vector<std::
 }
 
 // Fields of the OpenAI API and of peers (vLLM, llama.cpp) that would change the reply and that tern does
-// not implement, each with the value that asks for what tern does anyway (null: none does). Any other value
-// is refused, not ignored. Fields that cannot change the reply (user, metadata, store...) are not here.
+// not implement. Each is refused, not ignored, unless its value asks for what tern does anyway (null, "",
+// [] and {} always do) or every field that switches it on is off. Fields that cannot change the reply
+// (user, metadata, store...) are not here.
 struct Unimplemented {
   const char* name;
-  Json harmless;
+  std::vector<Json> harmless = {};
+  std::vector<std::pair<const char*, Json>> switched_on_by = {};  // each with its off value
 };
 
 const std::vector<Unimplemented>& unimplemented_fields() {
+  const std::vector<std::pair<const char*, Json>> penalties = {
+      {"repetition_penalty", 1}, {"repeat_penalty", 1}, {"presence_penalty", 0}, {"frequency_penalty", 0}};
   static const std::vector<Unimplemented> fields = {
-      {"functions", nullptr},  // the deprecated form of tools
-      {"function_call", nullptr},
-      {"parallel_tool_calls", true},
-      {"n_predict", nullptr},  // llama.cpp's names
-      {"repeat_penalty", nullptr},
-      {"repeat_last_n", nullptr},
-      {"penalize_nl", nullptr},
-      {"n_probs", nullptr},
-      {"grammar", nullptr},
-      {"json_schema", nullptr},
-      {"samplers", nullptr},
-      {"typical_p", 1.0},
-      {"tfs_z", 1.0},
-      {"top_n_sigma", nullptr},
-      {"mirostat", 0},
-      {"mirostat_tau", nullptr},
-      {"mirostat_eta", nullptr},
-      {"dry_multiplier", 0.0},
-      {"dry_base", nullptr},
-      {"dry_allowed_length", nullptr},
-      {"dry_penalty_last_n", nullptr},
-      {"dry_sequence_breakers", nullptr},
-      {"xtc_probability", 0.0},
-      {"xtc_threshold", nullptr},
-      {"ignore_eos", false},  // vLLM's names
-      {"min_tokens", 0},
-      {"stop_token_ids", nullptr},
-      {"include_stop_str_in_output", false},
-      {"skip_special_tokens", true},
-      {"spaces_between_special_tokens", true},
-      {"use_beam_search", false},
-      {"length_penalty", 1.0},
-      {"prompt_logprobs", nullptr},
-      {"guided_json", nullptr},
-      {"guided_regex", nullptr},
-      {"guided_choice", nullptr},
-      {"guided_grammar", nullptr},
-      {"structured_outputs", nullptr},
-      {"chat_template", nullptr},
-      {"reasoning_effort", nullptr},
-      {"modalities", Json::array({"text"})},
-      {"audio", nullptr},
-      {"web_search_options", nullptr},
+      {"functions"},  // the deprecated form of tools
+      {"function_call", {"none", "auto"}},
+      {"repeat_last_n", {}, penalties},  // llama.cpp's: the penalties' window
+      {"penalize_nl", {false}, penalties},
+      {"n_probs", {0}},
+      {"grammar"},
+      {"json_schema"},
+      {"samplers"},  // an order: tern takes top-k, then min-p and top-p at the temperature
+      {"typical_p", {1}},
+      {"tfs_z", {1}},
+      {"top_n_sigma", {-1}},
+      {"min_keep", {0}},
+      {"dynatemp_range", {0}},
+      {"dynatemp_exponent", {}, {{"dynatemp_range", 0}}},
+      {"mirostat", {0}},
+      {"mirostat_tau", {}, {{"mirostat", 0}}},
+      {"mirostat_eta", {}, {{"mirostat", 0}}},
+      {"dry_multiplier", {0}},
+      {"dry_base", {}, {{"dry_multiplier", 0}}},
+      {"dry_allowed_length", {}, {{"dry_multiplier", 0}}},
+      {"dry_penalty_last_n", {}, {{"dry_multiplier", 0}}},
+      {"dry_sequence_breakers", {}, {{"dry_multiplier", 0}}},
+      {"xtc_probability", {0}},
+      {"xtc_threshold", {}, {{"xtc_probability", 0}}},
+      {"ignore_eos", {false}},  // vLLM's
+      {"min_tokens", {0}},
+      {"stop_token_ids"},
+      {"bad_words"},
+      {"allowed_token_ids"},
+      {"truncate_prompt_tokens"},
+      {"include_stop_str_in_output", {false}},
+      {"skip_special_tokens", {true}},
+      {"spaces_between_special_tokens", {true}},
+      {"use_beam_search", {false}},
+      {"length_penalty", {1}},
+      {"prompt_logprobs"},
+      {"guided_json"},
+      {"guided_regex"},
+      {"guided_choice"},
+      {"guided_grammar"},
+      {"structured_outputs"},
+      {"chat_template"},
+      {"reasoning_effort"},
+      {"modalities", {Json::array({"text"})}},
+      {"audio"},
+      {"web_search_options"},
   };
   return fields;
+}
+
+bool empty_value(const Json& v) {
+  return v.is_string() ? v.get_ref<const std::string&>().empty() : v.empty();  // empty(): null, [] or {}
 }
 
 void parse_unsupported(const Json& body) {
   for (const Unimplemented& f : unimplemented_fields()) {
     const Json* v = field(body, f.name);
-    if (v && *v != f.harmless)
-      bad_request(f.name, fmt::format("'{}' is not supported by this server", f.name));
+    if (!v || empty_value(*v) || std::ranges::find(f.harmless, *v) != f.harmless.end()) continue;
+    const bool switched_on =
+        f.switched_on_by.empty() || std::ranges::any_of(f.switched_on_by, [&](const auto& s) {
+          const Json* on = field(body, s.first);
+          return on && *on != s.second;
+        });
+    if (switched_on) bad_request(f.name, fmt::format("'{}' is not supported by this server", f.name));
   }
   if (const Json* v = field(body, "response_format")) {
     if (!v->is_object()) wrong_type("response_format", "an object", *v);
@@ -233,7 +242,16 @@ GenerationFields parse_fields(const Json& body, const RequestLimits& limits, boo
   f.model = model->get<std::string>();
   // max_completion_tokens replaces the deprecated max_tokens, and wins where both are given (as in vLLM).
   const char* length_field = "max_tokens";
-  if (auto v = get_int(body, "max_tokens", 1, std::numeric_limits<int64_t>::max())) f.max_tokens = v;
+  // llama.cpp's n_predict, where max_tokens is not given: -1 is no limit.
+  if (auto v = get_int(body, "n_predict", -1, std::numeric_limits<int64_t>::max())) {
+    if (*v == 0) bad_request("n_predict", "'n_predict' must be -1 (no limit) or positive");
+    if (*v > 0) f.max_tokens = v;
+    length_field = "n_predict";
+  }
+  if (auto v = get_int(body, "max_tokens", 1, std::numeric_limits<int64_t>::max())) {
+    f.max_tokens = v;
+    length_field = "max_tokens";
+  }
   if (chat) {
     if (auto v = get_int(body, "max_completion_tokens", 1, std::numeric_limits<int64_t>::max())) {
       f.max_tokens = v;
@@ -253,7 +271,12 @@ GenerationFields parse_fields(const Json& body, const RequestLimits& limits, boo
   s.min_p = static_cast<float>(get_number(body, "min_p", 0, 1).value_or(0.0));
   s.presence_penalty = static_cast<float>(get_number(body, "presence_penalty", -2, 2).value_or(0.0));
   s.frequency_penalty = static_cast<float>(get_number(body, "frequency_penalty", -2, 2).value_or(0.0));
-  s.repetition_penalty = static_cast<float>(get_number(body, "repetition_penalty", 0.01, 100).value_or(1.0));
+  // repeat_penalty is llama.cpp's name for it.
+  const auto repetition = get_number(body, "repetition_penalty", 0.01, 100);
+  const auto repeat = get_number(body, "repeat_penalty", 0.01, 100);
+  if (repetition && repeat && *repetition != *repeat)
+    bad_request("repeat_penalty", "'repeat_penalty' and 'repetition_penalty' name one penalty: give one");
+  s.repetition_penalty = static_cast<float>(repetition.value_or(repeat.value_or(1.0)));
   if (const Json* seed = field(body, "seed")) {
     if (!seed->is_number_integer()) wrong_type("seed", "an integer", *seed);
     s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
@@ -348,20 +371,27 @@ void check_messages(const Json& body) {
 }
 
 // A past call's arguments as the template renders them: an object. OpenAI's form (and what tern returns)
-// is the object as JSON text, so text is parsed; the template would drop it as it stands.
+// is the object as JSON text, so text is parsed; the template would drop it as it stands. Blank text is no
+// arguments; text that is no object (a model's malformed call sent back) stays text, as it came.
 Json messages_for_template(const Json& messages) {
   Json out = messages;
-  for (size_t i = 0; i < out.size(); ++i) {
-    Json* calls = out[i].contains("tool_calls") ? &out[i]["tool_calls"] : nullptr;
-    if (calls == nullptr || !calls->is_array()) continue;
-    for (size_t j = 0; j < calls->size(); ++j) {
-      Json& function = (*calls)[j]["function"];  // an object: check_tool_calls
+  for (Json& message : out) {
+    const auto calls = message.find("tool_calls");
+    if (calls == message.end() || !calls->is_array()) continue;
+    for (Json& call : *calls) {
+      Json& function = call["function"];  // an object: check_tool_calls
       const auto arguments = function.find("arguments");
       if (arguments == function.end() || !arguments->is_string()) continue;
-      const std::string at = fmt::format("messages[{}].tool_calls[{}].function.arguments", i, j);
-      Json parsed = parse_json(arguments->get<std::string>(), at, fmt::format("'{}'", at));
-      if (!parsed.is_object()) wrong_type(at, "a JSON object or its text", parsed);
-      *arguments = std::move(parsed);
+      Json parsed = Json::object();
+      if (const std::string& text = arguments->get_ref<const std::string&>();
+          text.find_first_not_of(" \t\r\n") != std::string::npos) {
+        try {
+          parsed = parse_json(text, "", "arguments");
+        } catch (const ApiError&) {
+          continue;  // not JSON, or nested past the limit: stays text
+        }
+      }
+      if (parsed.is_object()) *arguments = std::move(parsed);
     }
   }
   return out;
@@ -390,6 +420,7 @@ void parse_tools(const Json& body, ChatRequest& request) {
     }
     request.tools = *tools;
   }
+  request.parallel_tool_calls = get_bool(body, "parallel_tool_calls").value_or(true);
   const Json* choice = field(body, "tool_choice");
   if (!choice) return;
   if (choice->is_string()) {
@@ -426,6 +457,13 @@ void parse_tools(const Json& body, ChatRequest& request) {
 }
 
 }  // namespace
+
+std::optional<bool> get_bool(const Json& body, const char* name, const char* parent) {
+  const Json* v = field(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) wrong_type(parent ? fmt::format("{}.{}", parent, name) : name, "a boolean", *v);
+  return v->get<bool>();
+}
 
 Json parse_body(const std::string& body) {
   const Json parsed = parse_json(body, "", "the request body");

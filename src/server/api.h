@@ -38,6 +38,9 @@ class ApiError : public std::runtime_error {
 
 // 400 invalid_request_error naming `param`.
 [[noreturn]] void bad_request(const std::string& param, const std::string& message);
+// body[name] if present and not null, a 400 naming it if not a boolean; `parent`, the object holding it,
+// names it in the error (stream_options.include_usage).
+std::optional<bool> get_bool(const Json& body, const char* name, const char* parent = nullptr);
 
 // Server-side bounds a request must respect (tern serve options).
 struct RequestLimits {
@@ -70,6 +73,7 @@ struct ChatRequest {
   Json body;  // messages, tools, chat_template_kwargs: what the chat template renders
   Json tools = Json::array();
   ToolChoice tool_choice;
+  bool parallel_tool_calls = true;  // false: the reply's first call is its only one, the rest content
   bool enable_thinking = true;
   std::optional<int64_t> thinking_budget;
   // continue_final_message: the last message is the assistant's reply so far (its text content); the

@@ -347,10 +347,7 @@ void HttpServer::install_routes() {
                                     : body.contains("prompt") ? &body["prompt"]
                                                               : nullptr;
               if (!content || !content->is_string()) bad_request("content", "'content' must be a string");
-              const auto add_special = body.find("add_special");
-              if (add_special != body.end() && !add_special->is_boolean())
-                bad_request("add_special", "'add_special' must be a boolean");
-              const bool special = add_special != body.end() && add_special->get<bool>();
+              const bool special = get_bool(body, "add_special").value_or(false);
               std::vector<int32_t> ids;
               if (special && tokenizer_.add_bos())
                 ids.push_back(static_cast<int32_t>(*tokenizer_.vocab().bos_id));
@@ -766,7 +763,11 @@ void HttpServer::handle_chat(const httplib::Request& req, httplib::Response& res
     text::OutputParserConfig config;
     config.thinking_open_in_prompt = thinking_in_reply;
     config.tools = chat.tools;
-    config.tool_calls = !chat.tools.empty() && chat.tool_choice.mode != ToolChoice::Mode::kNone;
+    if (chat.tools.empty() || chat.tool_choice.mode == ToolChoice::Mode::kNone) {
+      config.max_tool_calls = 0;
+    } else if (!chat.parallel_tool_calls) {
+      config.max_tool_calls = 1;
+    }
     config.id_prefix = fmt::format("call_{}_", call->id.substr(9));
     c.parser = std::make_unique<text::OutputParser>(config);
     if (!forced.empty()) c.parser->push(forced.substr(forced.find("<tool_call>")));

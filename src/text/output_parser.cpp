@@ -139,7 +139,8 @@ void OutputParser::process(Delta& delta, bool at_end) {
       continue;
     }
     const bool think_allowed = state_ == State::kContent && !content_started_ && tool_call_count_ == 0;
-    const std::string_view call_open = config_.tool_calls ? kToolCallOpen : std::string_view{};
+    const std::string_view call_open =
+        tool_call_count_ < config_.max_tool_calls ? kToolCallOpen : std::string_view{};
     Found found = state_ == State::kReasoning ? find_first(buffer_, {kThinkClose})
                   : think_allowed             ? find_first(buffer_, {kThinkOpen, call_open})
                                               : find_first(buffer_, {call_open});

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,9 @@ struct OutputParserConfig {
   bool thinking_open_in_prompt = false;
   // The request's `tools` (OpenAI form); XML parameter values are typed by their JSON-schema type.
   nlohmann::ordered_json tools;
-  // Whether <tool_call> blocks are calls: a request with no tools, or with tool_choice none, asked for
-  // none, so such a block is content.
-  bool tool_calls = true;
+  // How many <tool_call> blocks are calls; any after them are content. 0 for a request with no tools or
+  // with tool_choice none, 1 for one with parallel_tool_calls false.
+  size_t max_tool_calls = std::numeric_limits<size_t>::max();
   std::string id_prefix = "call_";
 };
 

@@ -39,9 +39,17 @@ TEST(ServerApi, ABodyTooDeepOrPastADoubleIsA400) {
 TEST(ServerApi, AFieldThatWouldChangeTheReplyIsHonouredOrRefused) {
   EXPECT_EQ(refusal(chat(R"(, "ignore_eos": true)")), "ignore_eos");
   EXPECT_EQ(refusal(chat(R"(, "ignore_eos": false)")), "accepted");
-  EXPECT_EQ(refusal(chat(R"(, "repeat_penalty": 1.1)")), "repeat_penalty");
-  EXPECT_EQ(refusal(chat(R"(, "parallel_tool_calls": false)")), "parallel_tool_calls");
-  EXPECT_EQ(refusal(chat(R"(, "parallel_tool_calls": true)")), "accepted");
+  EXPECT_EQ(refusal(chat(R"(, "repeat_penalty": 1.1, "repetition_penalty": 1.2)")), "repeat_penalty");
+  EXPECT_EQ(refusal(chat(R"(, "n_predict": 0)")), "n_predict");
+  EXPECT_EQ(refusal(chat(R"(, "stop_token_ids": [], "functions": [], "grammar": "")")), "accepted");
+  // A field switched on by another is moot while that one is off (llama.cpp's clients send the defaults).
+  EXPECT_EQ(
+      refusal(chat(R"(, "dry_multiplier": 0, "dry_base": 1.75, "repeat_last_n": 64, "penalize_nl": true)")),
+      "accepted");
+  EXPECT_EQ(refusal(chat(R"(, "dry_multiplier": 0.8, "dry_base": 1.75)")), "dry_multiplier");
+  EXPECT_EQ(refusal(chat(R"(, "repeat_penalty": 1.1, "repeat_last_n": 64)")), "repeat_last_n");
+  EXPECT_EQ(refusal(chat(R"(, "xtc_threshold": 0.1)")), "accepted");
+  EXPECT_EQ(refusal(chat(R"(, "xtc_probability": 0.5, "xtc_threshold": 0.1)")), "xtc_probability");
   EXPECT_EQ(refusal(chat(R"(, "typical_p": 1)")), "accepted");
   EXPECT_EQ(refusal(chat(R"(, "typical_p": 0.9)")), "typical_p");
   EXPECT_EQ(refusal(chat(R"(, "modalities": ["text"])")), "accepted");
@@ -54,6 +62,20 @@ TEST(ServerApi, AFieldThatWouldChangeTheReplyIsHonouredOrRefused) {
             "chat_template_kwargs.enable_thinking");
   EXPECT_EQ(refusal(chat(R"(, "stream": true, "stream_options": {"include_usage": "yes"})")),
             "stream_options.include_usage");
+}
+
+// llama.cpp's names for fields tern has are taken as those fields.
+TEST(ServerApi, LlamaCppNamesAreAliases) {
+  const ChatRequest request =
+      parse_chat_request(parse_body(chat(R"(, "repeat_penalty": 1.3, "n_predict": 5)")), kLimits);
+  EXPECT_FLOAT_EQ(request.fields.sampling.repetition_penalty, 1.3f);
+  EXPECT_EQ(request.fields.max_tokens, 5);
+  EXPECT_FALSE(parse_chat_request(parse_body(chat(R"(, "n_predict": -1)")), kLimits).fields.max_tokens);
+  EXPECT_EQ(
+      parse_chat_request(parse_body(chat(R"(, "n_predict": 5, "max_tokens": 7)")), kLimits).fields.max_tokens,
+      7);
+  EXPECT_FALSE(
+      parse_chat_request(parse_body(chat(R"(, "parallel_tool_calls": false)")), kLimits).parallel_tool_calls);
 }
 
 // max_completion_tokens replaces max_tokens and wins where both are given; its limit names it.
@@ -77,8 +99,14 @@ TEST(ServerApi, APastCallsArgumentsTextBecomesAnObject) {
   const ChatRequest object = parse_chat_request(parse_body(with_arguments(R"({"x": 1})")), kLimits);
   EXPECT_EQ(text.body["messages"][1]["tool_calls"][0]["function"]["arguments"], Json({{"x", 1}}));
   EXPECT_EQ(text.body, object.body);
-  EXPECT_EQ(refusal(with_arguments(R"("{not json")")), "messages[1].tool_calls[0].function.arguments");
-  EXPECT_EQ(refusal(with_arguments(R"("[1]")")), "messages[1].tool_calls[0].function.arguments");
+  // Blank text is no arguments; text that is no object (a model's malformed call sent back) stays text.
+  const auto rendered = [&](const std::string& arguments) {
+    return parse_chat_request(parse_body(with_arguments(arguments)), kLimits)
+        .body["messages"][1]["tool_calls"][0]["function"]["arguments"];
+  };
+  EXPECT_EQ(rendered(R"("  ")"), Json::object());
+  EXPECT_EQ(rendered(R"("{not json")"), "{not json");
+  EXPECT_EQ(rendered(R"("[1]")"), "[1]");
   EXPECT_EQ(refusal(with_arguments("5")), "messages[1].tool_calls[0].function.arguments");
   EXPECT_EQ(
       refusal(R"({"model": "m", "messages": [{"role": "assistant", "content": null, "tool_calls": [5]}]})"),

@@ -14,16 +14,24 @@ namespace tern::testing_support {
 
 namespace {
 
-std::mutex registry_mutex;
+struct Registry {
+  std::mutex mutex;
+  std::set<std::string> paths;
+  pid_t owner = ::getpid();
+};
+
 // Never destroyed: the exit handler reads it after static destructors may have run.
-std::set<std::string>* const registered = new std::set<std::string>;
-const pid_t owner = ::getpid();
+Registry& registry() {
+  static Registry* const instance = new Registry;
+  return *instance;
+}
 
 void remove_registered() {
-  if (::getpid() != owner) return;  // a forked child that exits leaves its parent's files
-  const std::lock_guard lock(registry_mutex);
+  Registry& r = registry();
+  if (::getpid() != r.owner) return;  // a forked child that exits leaves its parent's files
+  const std::lock_guard lock(r.mutex);
   std::error_code ignored;  // a path no test made a file at
-  for (const std::string& path : *registered) std::filesystem::remove(path, ignored);
+  for (const std::string& path : r.paths) std::filesystem::remove(path, ignored);
 }
 
 }  // namespace
@@ -31,10 +39,11 @@ void remove_registered() {
 std::string process_temp_path(const std::string& name) {
   std::string path =
       (std::filesystem::path(::testing::TempDir()) / fmt::format("tern_{}_{}", ::getpid(), name)).string();
-  const std::lock_guard lock(registry_mutex);
+  Registry& r = registry();
+  const std::lock_guard lock(r.mutex);
   static const bool handler_installed = std::atexit(remove_registered) == 0;
   (void)handler_installed;
-  registered->insert(path);
+  r.paths.insert(path);
   return path;
 }
 

@@ -161,7 +161,7 @@ TEST(OutputParser, HoldsBackAPartialTagUntilItResolves) {
 // its reply still came back as tool_calls.
 TEST(OutputParser, ACallBlockIsContentWhereNoCallsWereAskedFor) {
   OutputParserConfig config;
-  config.tool_calls = false;
+  config.max_tool_calls = 0;
   OutputParser parser(config);
   const std::string block = "<tool_call>\n<function=f>\n</function>\n</tool_call>";
   Delta delta = parser.push("Sure: " + block);
@@ -169,6 +169,20 @@ TEST(OutputParser, ACallBlockIsContentWhereNoCallsWereAskedFor) {
   EXPECT_TRUE(delta.tool_calls.empty());
   EXPECT_TRUE(end.tool_calls.empty());
   EXPECT_EQ(delta.content + end.content, "Sure: " + block);
+}
+
+// parallel_tool_calls false: the first call is the reply's only one; a second block is content.
+TEST(OutputParser, OneCallWhereOneWasAskedFor) {
+  OutputParserConfig config;
+  config.max_tool_calls = 1;
+  OutputParser parser(config);
+  const std::string second = "<tool_call>\n<function=g>\n</function>\n</tool_call>";
+  Delta delta = parser.push("<tool_call>\n<function=f>\n</function>\n</tool_call>\n" + second);
+  const Delta end = parser.finish();
+  ASSERT_EQ(delta.tool_calls.size(), 1u);
+  EXPECT_EQ(delta.tool_calls[0].name, "f");
+  EXPECT_TRUE(end.tool_calls.empty());
+  EXPECT_EQ(delta.content + end.content, "\n" + second);
 }
 
 TEST(OutputParser, ReleasesReasoningAsItStreams) {
