@@ -121,7 +121,7 @@ struct Unimplemented {
 };
 
 const std::vector<Unimplemented>& unimplemented_fields() {
-  const std::vector<std::pair<const char*, Json>> penalties = {
+  static const std::vector<std::pair<const char*, Json>> penalties = {
       {"repetition_penalty", 1}, {"repeat_penalty", 1}, {"presence_penalty", 0}, {"frequency_penalty", 0}};
   static const std::vector<Unimplemented> fields = {
       {"functions"},  // the deprecated form of tools

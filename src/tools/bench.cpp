@@ -521,9 +521,8 @@ ThreadCountRun run_thread_count(const model::Model& model, std::span<BenchTest> 
   // tens of percent within minutes, and taking turns gives every test the same mix of the host's phases,
   // so a ratio between tests (depth 8k against 0, say) measures the tests, not the drift between them.
   std::vector<BenchTest*> alone, interleaved;
-  for (BenchTest& test : tests) {
+  for (BenchTest& test : tests)
     (options.interleave_decode && kind_of(test) == TestKind::kGen ? interleaved : alone).push_back(&test);
-  }
   for (int r = 0; r < options.repetitions; ++r) {
     for (BenchTest* test : alone)
       test->tok_s.push_back(run_once(engine, *test, options, rng, run.max_state_bytes));
