@@ -199,9 +199,12 @@ void TinyQwen35::write(const std::string& path) const {
 
 TempFile::TempFile(const std::string& name) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tern_tests";
+  // One directory per process: only this process creates and removes it, so no other test process can
+  // remove it between our creating it and writing into it.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("tern_tests.{}", ::getpid());
   std::filesystem::create_directories(dir);
-  std::string file = fmt::format("{}.{}.{}.{}", info->test_suite_name(), info->name(), ::getpid(), name);
+  std::string file = fmt::format("{}.{}.{}", info->test_suite_name(), info->name(), name);
   std::ranges::replace(file, '/', '_');  // parameterised test names contain '/'
   path_ = (dir / file).string();
 }
@@ -209,6 +212,7 @@ TempFile::TempFile(const std::string& name) {
 TempFile::~TempFile() {
   std::error_code ignored;
   std::filesystem::remove(path_, ignored);
+  std::filesystem::remove(std::filesystem::path(path_).parent_path(), ignored);  // only once empty
 }
 
 }  // namespace tern::testing

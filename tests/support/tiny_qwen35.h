@@ -58,7 +58,8 @@ struct TinyQwen35 {
   void write(const std::string& path) const;
 };
 
-// A path under the temp directory, unique per running test and `name`; the file is removed on scope exit.
+// A path under the temp directory, unique per running test and `name`; the file is removed on scope exit,
+// and the process's directory with the last of its files.
 class TempFile {
  public:
   explicit TempFile(const std::string& name);
