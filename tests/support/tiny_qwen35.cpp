@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <random>
 #include <stdexcept>
@@ -197,6 +198,12 @@ void TinyQwen35::write(const std::string& path) const {
   writer.finish();
 }
 
+namespace {
+// TempFiles alive in this process: their directory goes only with the last, so a path handed out earlier
+// and not yet written stays writable.
+std::atomic<int> live_temp_files{0};
+}  // namespace
+
 TempFile::TempFile(const std::string& name) {
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
   // One directory per process: only this process creates and removes it, so no other test process can
@@ -204,6 +211,7 @@ TempFile::TempFile(const std::string& name) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / fmt::format("tern_tests.{}", ::getpid());
   std::filesystem::create_directories(dir);
+  ++live_temp_files;
   std::string file = fmt::format("{}.{}.{}", info->test_suite_name(), info->name(), name);
   std::ranges::replace(file, '/', '_');  // parameterised test names contain '/'
   path_ = (dir / file).string();
@@ -212,7 +220,7 @@ TempFile::TempFile(const std::string& name) {
 TempFile::~TempFile() {
   std::error_code ignored;
   std::filesystem::remove(path_, ignored);
-  std::filesystem::remove(std::filesystem::path(path_).parent_path(), ignored);  // only once empty
+  if (--live_temp_files == 0) std::filesystem::remove(std::filesystem::path(path_).parent_path(), ignored);
 }
 
 }  // namespace tern::testing

@@ -59,7 +59,7 @@ struct TinyQwen35 {
 };
 
 // A path under the temp directory, unique per running test and `name`; the file is removed on scope exit,
-// and the process's directory with the last of its files.
+// and the process's directory with the last TempFile alive.
 class TempFile {
  public:
   explicit TempFile(const std::string& name);
